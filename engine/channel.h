@@ -1,0 +1,297 @@
+// Channel<T>: a bounded multi-producer multi-consumer channel for coroutines
+// on the executor, with a blocking Get for threads outside it.
+//
+//   Channel<Frame> frames("output", /*capacity=*/64, OverflowPolicy::kBlock);
+//   // producer coroutine
+//   if (!co_await frames.Send(std::move(frame))) co_return;  // closed
+//   frames.Close();
+//   // consumer coroutine
+//   while (std::optional<Frame> frame = co_await frames.Receive()) { ... }
+//   // a trainer thread
+//   Channel<Frame>::GetResult got = frames.Get(std::chrono::milliseconds(100));
+//
+// Promises:
+// - FIFO per producer; every accepted item is received exactly once, unless
+//   the overflow policy drops it (counted) or Cancel() discards it.
+// - Send suspends only when the channel is full and the policy is kBlock.
+//   It returns true once the item is accepted (or dropped by the policy), and
+//   false when the channel is closed or cancelled (the item is discarded).
+// - Receive suspends only while the channel is empty and open. It returns the
+//   next item, or std::nullopt once the channel is closed and drained, or
+//   cancelled. Close() lets buffered items drain (unlike asio 1.22's
+//   channel::close(), which discards them).
+// - A suspended Send or Receive resumes on the executor of the coroutine that
+//   awaited it, through asio::post, never inline inside another coroutine.
+// - There is no per-operation cancellation: Cancel() is the abort, and wakes
+//   every waiter at once.
+// - The optional LoadMeter is told when the caller suspends and resumes.
+#ifndef SLUICE_ENGINE_CHANNEL_H_
+#define SLUICE_ENGINE_CHANNEL_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <typeindex>
+#include <utility>
+
+#include "asio/async_result.hpp"
+#include "asio/awaitable.hpp"
+#include "asio/use_awaitable.hpp"
+#include "engine/channel_base.h"
+#include "engine/element_type.h"
+#include "engine/load_meter.h"
+#include "io/post_completion.h"
+
+namespace sluice {
+
+template <typename T>
+class Channel final : public ChannelBase {
+ public:
+  // What a blocking Get ended with.
+  struct GetResult {
+    enum class Kind { kItem, kEndOfStream, kTimeout };
+    Kind kind;
+    std::optional<T> item;  // set when kind == kItem
+  };
+
+  // `capacity` must be at least 1.
+  Channel(std::string name, size_t capacity,
+          OverflowPolicy policy = OverflowPolicy::kBlock)
+      : ChannelBase(std::move(name), capacity, policy, typeid(T),
+                    ElementTypeName<T>()) {}
+
+  ~Channel() override {
+    // Waiters left here belong to coroutines that never resumed (their
+    // executor is gone); deleting them destroys those coroutine frames.
+    for (ReceiveWaiter* waiter : receivers_) delete waiter;
+    for (SendWaiter* waiter : senders_) delete waiter;
+  }
+
+  // Sends `item`; see the file comment for when it suspends and what it
+  // returns.
+  asio::awaitable<bool> Send(T item, LoadMeter* meter = nullptr) {
+    if (std::optional<bool> done = TrySendImpl(item)) co_return *done;
+    ScopedWait wait(meter);
+    co_return co_await asio::async_initiate<
+        decltype(asio::use_awaitable), void(bool)>(
+        [this, &item](auto handler) {
+          InitiateSend(std::move(item), std::move(handler));
+        },
+        asio::use_awaitable);
+  }
+
+  // Receives the next item, or std::nullopt at end of stream.
+  asio::awaitable<std::optional<T>> Receive(LoadMeter* meter = nullptr) {
+    std::optional<T> item;
+    if (TryReceiveImpl(item)) co_return item;
+    ScopedWait wait(meter);
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                            void(std::optional<T>)>(
+        [this](auto handler) { InitiateReceive(std::move(handler)); },
+        asio::use_awaitable);
+  }
+
+  // Never suspends: true if accepted (or dropped by the policy); false if
+  // closed or full under kBlock, in which case `item` is left untouched.
+  bool TrySend(T& item) { return TrySendImpl(item).value_or(false); }
+
+  // Never suspends: the next buffered item, if any.
+  std::optional<T> TryReceive() {
+    std::optional<T> item;
+    TryReceiveImpl(item);
+    return item;
+  }
+
+  // Blocks the calling thread (never an executor thread) until an item
+  // arrives, the stream ends, or `timeout` passes.
+  GetResult Get(std::chrono::nanoseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(mu_);
+    while (true) {
+      if (!buffer_.empty()) {
+        std::optional<T> item = PopLocked(lock);
+        return GetResult{GetResult::Kind::kItem, std::move(item)};
+      }
+      if (closed_) return GetResult{GetResult::Kind::kEndOfStream, {}};
+      ++blocked_getters_;
+      const std::cv_status status = not_empty_.wait_until(lock, deadline);
+      --blocked_getters_;
+      if (status == std::cv_status::timeout && buffer_.empty() && !closed_) {
+        return GetResult{GetResult::Kind::kTimeout, {}};
+      }
+    }
+  }
+
+  size_t Size() const override {
+    std::lock_guard lock(mu_);
+    return buffer_.size();
+  }
+
+  bool IsClosed() const override {
+    std::lock_guard lock(mu_);
+    return closed_;
+  }
+
+  void Close() override { Shut(/*discard_buffer=*/false); }
+  void Cancel() override { Shut(/*discard_buffer=*/true); }
+
+ private:
+  struct ReceiveWaiter {
+    virtual ~ReceiveWaiter() = default;
+    // Posts the waiting coroutine's resumption and deletes the waiter.
+    virtual void Complete(std::optional<T> item) = 0;
+  };
+  struct SendWaiter {
+    explicit SendWaiter(T value) : item(std::move(value)) {}
+    virtual ~SendWaiter() = default;
+    // Posts the waiting coroutine's resumption and deletes the waiter.
+    virtual void Complete(bool accepted) = 0;
+    T item;
+  };
+
+  template <typename Handler>
+  struct ReceiveWaiterImpl final : ReceiveWaiter {
+    explicit ReceiveWaiterImpl(Handler h) : handler(std::move(h)) {}
+    void Complete(std::optional<T> item) override {
+      io::PostCompletion(std::move(handler), std::move(item));
+      delete this;
+    }
+    Handler handler;
+  };
+
+  template <typename Handler>
+  struct SendWaiterImpl final : SendWaiter {
+    SendWaiterImpl(T value, Handler h)
+        : SendWaiter(std::move(value)), handler(std::move(h)) {}
+    void Complete(bool accepted) override {
+      io::PostCompletion(std::move(handler), accepted);
+      delete this;
+    }
+    Handler handler;
+  };
+
+  // Sends without suspending when possible: returns the result, or nullopt
+  // when the caller must wait (full, kBlock). Moves from `item` only when it
+  // returns a value.
+  std::optional<bool> TrySendImpl(T& item) {
+    std::unique_lock lock(mu_);
+    return SendLocked(item, lock);
+  }
+
+  std::optional<bool> SendLocked(T& item, std::unique_lock<std::mutex>& lock) {
+    if (closed_) return false;
+    put_count_.fetch_add(1, std::memory_order_relaxed);
+    if (!receivers_.empty()) {
+      ReceiveWaiter* receiver = receivers_.front();
+      receivers_.pop_front();
+      get_count_.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      receiver->Complete(std::move(item));
+      return true;
+    }
+    if (buffer_.size() < capacity()) {
+      buffer_.push_back(std::move(item));
+      if (blocked_getters_ > 0) not_empty_.notify_one();
+      return true;
+    }
+    switch (policy()) {
+      case OverflowPolicy::kDropNew:
+        drop_count_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      case OverflowPolicy::kKeepNewest:
+        drop_count_.fetch_add(1, std::memory_order_relaxed);
+        buffer_.pop_front();
+        buffer_.push_back(std::move(item));
+        return true;
+      case OverflowPolicy::kBlock:
+        break;
+    }
+    put_count_.fetch_sub(1, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+
+  template <typename Handler>
+  void InitiateSend(T item, Handler handler) {
+    std::unique_lock lock(mu_);
+    if (std::optional<bool> done = SendLocked(item, lock)) {
+      if (lock.owns_lock()) lock.unlock();
+      io::PostCompletion(std::move(handler), *done);
+      return;
+    }
+    senders_.push_back(
+        new SendWaiterImpl<Handler>(std::move(item), std::move(handler)));
+  }
+
+  // Takes the next item without suspending; false when the caller must wait
+  // (empty and open). At end of stream returns true with `item` empty.
+  bool TryReceiveImpl(std::optional<T>& item) {
+    std::unique_lock lock(mu_);
+    if (!buffer_.empty()) {
+      item = PopLocked(lock);
+      return true;
+    }
+    return closed_;
+  }
+
+  template <typename Handler>
+  void InitiateReceive(Handler handler) {
+    std::unique_lock lock(mu_);
+    if (!buffer_.empty() || closed_) {
+      std::optional<T> item;
+      if (!buffer_.empty()) item = PopLocked(lock);
+      if (lock.owns_lock()) lock.unlock();
+      io::PostCompletion(std::move(handler), std::move(item));
+      return;
+    }
+    receivers_.push_back(new ReceiveWaiterImpl<Handler>(std::move(handler)));
+  }
+
+  // Pops the front item; refills from a suspended sender, whose resumption
+  // is posted after the lock is released. Needs a non-empty buffer.
+  std::optional<T> PopLocked(std::unique_lock<std::mutex>& lock) {
+    std::optional<T> item(std::move(buffer_.front()));
+    buffer_.pop_front();
+    get_count_.fetch_add(1, std::memory_order_relaxed);
+    if (!senders_.empty()) {
+      SendWaiter* sender = senders_.front();
+      senders_.pop_front();
+      buffer_.push_back(std::move(sender->item));
+      put_count_.fetch_add(1, std::memory_order_relaxed);
+      lock.unlock();
+      sender->Complete(true);
+    }
+    return item;
+  }
+
+  void Shut(bool discard_buffer) {
+    std::deque<ReceiveWaiter*> receivers;
+    std::deque<SendWaiter*> senders;
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      if (discard_buffer) buffer_.clear();
+      receivers.swap(receivers_);
+      senders.swap(senders_);
+      not_empty_.notify_all();
+    }
+    for (ReceiveWaiter* receiver : receivers) receiver->Complete(std::nullopt);
+    for (SendWaiter* sender : senders) sender->Complete(false);
+  }
+
+  mutable std::mutex mu_;
+  std::deque<T> buffer_;
+  bool closed_ = false;
+  // Invariants: receivers_ is non-empty only while buffer_ is empty;
+  // senders_ is non-empty only while buffer_ is full (kBlock).
+  std::deque<ReceiveWaiter*> receivers_;
+  std::deque<SendWaiter*> senders_;
+  std::condition_variable not_empty_;
+  int blocked_getters_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_CHANNEL_H_

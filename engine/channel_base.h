@@ -1,0 +1,78 @@
+// ChannelBase: the type-erased face of Channel<T>.
+//
+// The factory wires stages through ChannelBase pointers and checks element
+// types once, when the pipeline is built (element_type()). Metrics read the
+// counters through it. Counters are totals since construction, or since the
+// last call that passed reset = true.
+#ifndef SLUICE_ENGINE_CHANNEL_BASE_H_
+#define SLUICE_ENGINE_CHANNEL_BASE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <typeindex>
+
+#include "proto/data_loader_metrics.pb.h"
+
+namespace sluice {
+
+// What a full channel does with a new item.
+enum class OverflowPolicy {
+  kBlock,       // the sender suspends until there is room
+  kDropNew,     // the new item is dropped and counted
+  kKeepNewest,  // the oldest buffered item is dropped and counted
+};
+
+class ChannelBase {
+ public:
+  ChannelBase(std::string name, size_t capacity, OverflowPolicy policy,
+              std::type_index element_type, std::string_view element_name);
+  virtual ~ChannelBase() = default;
+  ChannelBase(const ChannelBase&) = delete;
+  ChannelBase& operator=(const ChannelBase&) = delete;
+
+  const std::string& name() const { return name_; }
+  size_t capacity() const { return capacity_; }
+  OverflowPolicy policy() const { return policy_; }
+  std::type_index element_type() const { return element_type_; }
+  std::string_view element_type_name() const { return element_name_; }
+
+  // Items buffered now.
+  virtual size_t Size() const = 0;
+  // True once Close() or Cancel() was called.
+  virtual bool IsClosed() const = 0;
+  // Graceful close: buffered items still drain to receivers, who then see
+  // end-of-stream; suspended and later senders fail. Idempotent.
+  virtual void Close() = 0;
+  // Abort: drops buffered items and wakes every waiter (receivers see
+  // end-of-stream, senders fail). Idempotent.
+  virtual void Cancel() = 0;
+
+  // Every accepted Send (including those dropped by the overflow policy).
+  uint64_t GetTotalPutCount(bool reset = false);
+  // Every item handed to a receiver.
+  uint64_t GetTotalGetCount(bool reset = false);
+  // Every item dropped by the overflow policy.
+  uint64_t GetTotalDropCount(bool reset = false);
+
+  // Size, capacity, closed and the counters; resets the counters when asked.
+  QueueMetricProto Metrics(bool reset_counters);
+
+ protected:
+  std::atomic<uint64_t> put_count_{0};
+  std::atomic<uint64_t> get_count_{0};
+  std::atomic<uint64_t> drop_count_{0};
+
+ private:
+  const std::string name_;
+  const size_t capacity_;
+  const OverflowPolicy policy_;
+  const std::type_index element_type_;
+  const std::string_view element_name_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_CHANNEL_BASE_H_

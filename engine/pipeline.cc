@@ -1,0 +1,333 @@
+#include "engine/pipeline.h"
+
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "engine/log.h"
+#include "engine/metrics_accumulator.h"
+#include "engine/status_macros.h"
+#include "google/protobuf/descriptor.h"
+
+namespace sluice {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+
+// StageConfig fields numbered from here on are stage-specific configs.
+constexpr int kFirstStageTypeField = 100;
+
+// The stage-specific config field set in `config`, or an error naming the
+// stage when none or several are set.
+absl::StatusOr<const FieldDescriptor*> StageTypeField(
+    const StageConfig& config) {
+  std::vector<const FieldDescriptor*> set;
+  std::vector<std::string> known;
+  const auto* descriptor = StageConfig::descriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor* field = descriptor->field(i);
+    if (field->number() < kFirstStageTypeField) continue;
+    known.push_back(field->name());
+    if (config.GetReflection()->HasField(config, field)) set.push_back(field);
+  }
+  if (set.size() == 1) return set.front();
+  const std::string stage = absl::StrCat("stage '", config.name(), "'");
+  if (set.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(stage, ": no stage-specific config is set; set exactly "
+                            "one of: ",
+                     absl::StrJoin(known, ", ")));
+  }
+  std::vector<std::string> names;
+  for (const FieldDescriptor* field : set) names.push_back(field->name());
+  return absl::InvalidArgumentError(absl::StrCat(
+      stage, ": ", set.size(), " stage-specific configs are set (",
+      absl::StrJoin(names, ", "), "); set exactly one"));
+}
+
+std::string DescribeException(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+}  // namespace
+
+Pipeline::Pipeline(StageFactory factory)
+    : factory_(std::move(factory)),
+      started_at_(std::chrono::steady_clock::now()),
+      last_snapshot_at_(started_at_) {}
+
+Pipeline::~Pipeline() { Stop(); }
+
+absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
+  if (state_ != State::kConfiguring) {
+    return absl::FailedPreconditionError(
+        "the pipeline is already started; configure it before Start()");
+  }
+  if (config.metrics_interval_seconds() <= 0) {
+    return absl::InvalidArgumentError(
+        "DataLoaderConfig: field 'metrics_interval_seconds' must be > 0");
+  }
+  options_ = config;
+  options_.clear_stage();
+  options_.clear_output();
+  for (const StageConfig& stage : config.stage()) {
+    SLUICE_RETURN_IF_ERROR(AddStage(stage));
+  }
+  for (const std::string& output : config.output()) {
+    SLUICE_RETURN_IF_ERROR(AddOutput(output));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Pipeline::AddStage(const StageConfig& config) {
+  if (state_ != State::kConfiguring) {
+    return absl::FailedPreconditionError(
+        "the pipeline is already started; add stages before Start()");
+  }
+  const std::string stage = absl::StrCat("stage '", config.name(), "'");
+  if (config.name().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stage #", stages_.size() + 1, ": field 'name' must not be empty"));
+  }
+  if (FindStage(config.name()) != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(stage, ": field 'name' duplicates an earlier stage"));
+  }
+  SLUICE_ASSIGN_OR_RETURN(const FieldDescriptor* type, StageTypeField(config));
+  for (const QueueConfig& output : config.output()) {
+    if (output.capacity() == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(stage, " output '", output.name(),
+                       "': field 'capacity' must be at least 1"));
+    }
+  }
+  std::vector<StageInput> inputs;
+  for (const std::string& reference : config.input()) {
+    SLUICE_ASSIGN_OR_RETURN(ChannelBase * channel,
+                            ResolveReference(reference, stage));
+    inputs.push_back({reference, channel});
+  }
+
+  auto owned_config = std::make_unique<StageConfig>(config);
+  const StageContext context(*owned_config, type->name(), type->number(),
+                             options_.seed(), std::move(inputs));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
+  for (const QueueConfig& output : config.output()) {
+    if (created->GetOutput(output.name()) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          stage, ": field 'output' configures '", output.name(),
+          "' but the stage's outputs are: ",
+          absl::StrJoin(created->OutputNames(), ", ")));
+    }
+  }
+  stages_.push_back(std::move(created));
+  stage_configs_.push_back(std::move(owned_config));
+  return absl::OkStatus();
+}
+
+absl::Status Pipeline::AddOutput(std::string_view spec) {
+  std::string_view reference = spec;
+  std::string alias(spec);
+  if (const size_t colon = spec.find(':'); colon != std::string_view::npos) {
+    alias = std::string(spec.substr(0, colon));
+    reference = spec.substr(colon + 1);
+  }
+  const std::string who = absl::StrCat("output '", std::string(spec), "'");
+  SLUICE_ASSIGN_OR_RETURN(ChannelBase * channel,
+                          ResolveReference(reference, who));
+  for (const Output& output : outputs_) {
+    if (output.alias == alias) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(who, ": alias '", alias, "' is used twice"));
+    }
+  }
+  outputs_.push_back({std::move(alias), channel});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ChannelBase*> Pipeline::ResolveReference(
+    std::string_view reference, std::string_view who) const {
+  std::string_view stage_name = reference;
+  std::string_view output_name = "output";
+  if (const size_t dot = reference.find('.'); dot != std::string_view::npos) {
+    stage_name = reference.substr(0, dot);
+    output_name = reference.substr(dot + 1);
+  }
+  const Stage* stage = FindStage(stage_name);
+  if (stage == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& existing : stages_) names.push_back(existing->name());
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(who), ": '", std::string(reference),
+        "' names no earlier stage (stages so far: ",
+        names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+  }
+  ChannelBase* channel = stage->GetOutput(output_name);
+  if (channel == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(who), ": stage '", std::string(stage_name),
+        "' has no output '", std::string(output_name),
+        "' (its outputs: ", absl::StrJoin(stage->OutputNames(), ", "), ")"));
+  }
+  return channel;
+}
+
+Stage* Pipeline::FindStage(std::string_view name) const {
+  for (const auto& stage : stages_) {
+    if (stage->name() == name) return stage.get();
+  }
+  return nullptr;
+}
+
+absl::Status Pipeline::Start() {
+  if (state_ != State::kConfiguring) {
+    return absl::FailedPreconditionError("the pipeline was already started");
+  }
+  if (stages_.empty()) {
+    return absl::FailedPreconditionError("the pipeline has no stages");
+  }
+  if (outputs_.empty()) {
+    const Stage& last = *stages_.back();
+    const std::vector<std::string> names = last.OutputNames();
+    if (!names.empty()) {
+      outputs_.push_back({"", last.GetOutput(names.front())});
+    }
+  }
+  executor_ = std::make_unique<Executor>(
+      Executor::Options{.threads = options_.worker_threads(),
+                        .use_io_uring = options_.use_io_uring()});
+  tasks_ = std::make_unique<TaskGroup>(
+      executor_->get(), [this](const std::string& owner,
+                               std::exception_ptr error) { Fail(owner, error); });
+  state_ = State::kRunning;
+  started_at_ = last_snapshot_at_ = std::chrono::steady_clock::now();
+  const StageRuntime runtime{executor_.get(), tasks_.get()};
+  for (const auto& stage : stages_) stage->Start(runtime);
+  tasks_->Spawn("metrics", MetricsLoop());
+  executor_->Start();
+  return absl::OkStatus();
+}
+
+void Pipeline::Stop() {
+  if (state_ != State::kRunning) {
+    state_ = State::kStopped;
+    return;
+  }
+  state_ = State::kStopped;
+  AbortAll();
+  if (executor_->RunningInThisThread()) {
+    LogError("Pipeline::Stop() called from an executor thread; not waiting");
+    return;
+  }
+  if (!tasks_->WaitIdle(std::chrono::seconds(30))) {
+    LogError("pipeline: ", tasks_->active(),
+             " coroutine(s) still running 30 s after Stop()");
+  }
+  TakeSnapshot();
+  executor_->Stop();
+}
+
+void Pipeline::AbortAll() {
+  for (const auto& stage : stages_) stage->Stop();
+  abort_.Abort();
+}
+
+void Pipeline::Fail(const std::string& owner, std::exception_ptr error) {
+  const std::string message = DescribeException(error);
+  {
+    std::lock_guard lock(failure_mu_);
+    if (!failure_.ok()) return;
+    failure_ = absl::InternalError(
+        absl::StrCat("stage '", owner, "' failed: ", message));
+  }
+  LogError("stage '", owner, "' failed: ", message);
+  AbortAll();
+}
+
+absl::Status Pipeline::status() const {
+  std::lock_guard lock(failure_mu_);
+  return failure_;
+}
+
+absl::StatusOr<ChannelBase*> Pipeline::FindOutput(
+    std::string_view alias) const {
+  if (alias.empty() && !outputs_.empty()) return outputs_.front().channel;
+  for (const Output& output : outputs_) {
+    if (output.alias == alias) return output.channel;
+  }
+  std::vector<std::string> aliases;
+  for (const Output& output : outputs_) aliases.push_back(output.alias);
+  return absl::NotFoundError(absl::StrCat(
+      "no output '", std::string(alias), "' (outputs: ",
+      outputs_.empty() ? "none yet; Start() the pipeline first"
+                       : absl::StrJoin(aliases, ", "),
+      ")"));
+}
+
+asio::awaitable<void> Pipeline::MetricsLoop() {
+  const auto interval = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(options_.metrics_interval_seconds()));
+  while (co_await abort_.SleepFor(interval)) TakeSnapshot();
+}
+
+void Pipeline::TakeSnapshot() {
+  std::lock_guard lock(metrics_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  DataLoaderMetricsProto snapshot;
+  snapshot.set_interval_seconds(
+      std::chrono::duration<double>(now - last_snapshot_at_).count());
+  snapshot.set_elapsed_seconds(
+      std::chrono::duration<double>(now - started_at_).count());
+  snapshot.set_snapshot_index(latest_.snapshot_index() + (has_snapshot_ ? 1 : 0));
+  if (executor_ != nullptr) {
+    snapshot.set_io_backend(std::string(executor_->io_backend()));
+  }
+  totals_.resize(stages_.size());
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    StageMetricProto interval = stages_[i]->FlushMetrics();
+    AccumulateMetrics(interval, &totals_[i]);
+    *snapshot.add_stage_metrics() = std::move(interval);
+    *snapshot.add_total_stage_metrics() = totals_[i];
+  }
+  last_snapshot_at_ = now;
+  latest_ = std::move(snapshot);
+  has_snapshot_ = true;
+}
+
+DataLoaderMetricsProto Pipeline::GetMetrics() {
+  bool need_snapshot;
+  {
+    std::lock_guard lock(metrics_mu_);
+    need_snapshot = !has_snapshot_;
+  }
+  if (need_snapshot) TakeSnapshot();
+  DataLoaderMetricsProto metrics;
+  {
+    std::lock_guard lock(metrics_mu_);
+    metrics = latest_;
+  }
+  if (absl::Status failure = status(); !failure.ok()) {
+    metrics.set_error(std::string(failure.message()));
+  }
+  return metrics;
+}
+
+std::vector<StageControlResponse> Pipeline::SendControlMessage(
+    const StageControlRequest& request) {
+  std::vector<StageControlResponse> responses;
+  for (const auto& stage : stages_) {
+    std::optional<StageControlResponse> response = stage->Control(request);
+    if (!response.has_value()) continue;
+    response->set_stage_name(stage->name());
+    responses.push_back(std::move(*response));
+  }
+  return responses;
+}
+
+}  // namespace sluice

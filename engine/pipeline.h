@@ -1,0 +1,149 @@
+// Pipeline: builds a graph of stages from StageConfigs (through a factory),
+// runs them on one Executor, publishes metrics and fans out control
+// messages. Every error is a Status value; DataLoader (data_loader.h) is the
+// throwing facade over it.
+//
+//   Pipeline pipeline(CreateStage);
+//   SLUICE_RETURN_IF_ERROR(pipeline.Configure(config));
+//   SLUICE_RETURN_IF_ERROR(pipeline.Start());
+//   auto next = pipeline.GetNextFor<TensorBatch>("", std::chrono::seconds(1));
+//   pipeline.Stop();
+//
+// Threading: Configure/AddStage/AddOutput/Start/Stop from one controlling
+// thread; GetNextFor, GetMetrics and SendControlMessage from any threads
+// that are not executor threads.
+#ifndef SLUICE_ENGINE_PIPELINE_H_
+#define SLUICE_ENGINE_PIPELINE_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "engine/abort_signal.h"
+#include "engine/channel.h"
+#include "engine/element_type.h"
+#include "engine/executor.h"
+#include "engine/stage.h"
+#include "engine/stage_context.h"
+#include "engine/task_group.h"
+#include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
+#include "proto/stage_control.pb.h"
+
+namespace sluice {
+
+// Builds one stage from its context (see stages/stage_factory.h).
+using StageFactory = std::function<absl::StatusOr<std::unique_ptr<Stage>>(
+    const StageContext& context)>;
+
+class Pipeline {
+ public:
+  explicit Pipeline(StageFactory factory);
+  // Stops the pipeline if it is running.
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Takes the options (threads, seed, metrics interval, io_uring) and adds
+  // every stage and output of `config`, in order.
+  absl::Status Configure(const DataLoaderConfig& config);
+  // Builds one stage and wires its inputs to stages added before it.
+  absl::Status AddStage(const StageConfig& config);
+  // Exposes an output to GetNextFor: "alias:stage.output", alias and
+  // ".output" optional (the alias defaults to the reference text).
+  absl::Status AddOutput(std::string_view spec);
+
+  // Starts the executor and every stage. Fails if already started, or when
+  // there is nothing to run.
+  absl::Status Start();
+  // Aborts every stage, waits for their coroutines, takes a last metrics
+  // snapshot and stops the executor. Idempotent; returns in well under a
+  // second for a healthy pipeline.
+  void Stop();
+
+  // Waits up to `timeout` for the next item of output `alias` ("" is the
+  // first output). An error if the pipeline failed (the failing stage's
+  // message), if the alias names nothing or if T is not its element type.
+  template <typename T>
+  absl::StatusOr<typename Channel<T>::GetResult> GetNextFor(
+      std::string_view alias, std::chrono::nanoseconds timeout) {
+    absl::StatusOr<ChannelBase*> output = FindOutput(alias);
+    if (!output.ok()) return output.status();
+    if ((*output)->element_type() != std::type_index(typeid(T))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output '", std::string(alias), "' carries ",
+                       std::string((*output)->element_type_name()), ", not ",
+                       std::string(ElementTypeName<T>())));
+    }
+    if (absl::Status failure = status(); !failure.ok()) return failure;
+    typename Channel<T>::GetResult result =
+        static_cast<Channel<T>*>(*output)->Get(timeout);
+    if (result.kind != Channel<T>::GetResult::Kind::kItem) {
+      // An output ends early when the pipeline fails: report the failure.
+      if (absl::Status failure = status(); !failure.ok()) return failure;
+    }
+    return result;
+  }
+
+  // The latest metrics snapshot (taken every metrics interval, and at Stop).
+  DataLoaderMetricsProto GetMetrics();
+  // Sends `request` to every stage; returns the non-empty answers.
+  std::vector<StageControlResponse> SendControlMessage(
+      const StageControlRequest& request);
+
+  // OK, or the error that failed the pipeline.
+  absl::Status status() const;
+  // The output channel called `alias` ("" is the first output).
+  absl::StatusOr<ChannelBase*> FindOutput(std::string_view alias) const;
+  // Executor in use once started (nullptr before).
+  Executor* executor() { return executor_.get(); }
+
+ private:
+  struct Output {
+    std::string alias;
+    ChannelBase* channel;
+  };
+  enum class State { kConfiguring, kRunning, kStopped };
+
+  absl::StatusOr<ChannelBase*> ResolveReference(std::string_view reference,
+                                                std::string_view who) const;
+  Stage* FindStage(std::string_view name) const;
+  void Fail(const std::string& owner, std::exception_ptr error);
+  void AbortAll();
+  asio::awaitable<void> MetricsLoop();
+  void TakeSnapshot();
+
+  const StageFactory factory_;
+  DataLoaderConfig options_;  // options only; stages are kept in stages_
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<std::unique_ptr<StageConfig>> stage_configs_;
+  std::vector<Output> outputs_;
+  State state_ = State::kConfiguring;
+
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<TaskGroup> tasks_;
+  AbortSignal abort_;
+
+  mutable std::mutex failure_mu_;
+  absl::Status failure_;
+
+  std::mutex metrics_mu_;
+  std::chrono::steady_clock::time_point started_at_;
+  std::chrono::steady_clock::time_point last_snapshot_at_;
+  DataLoaderMetricsProto latest_;
+  bool has_snapshot_ = false;
+  std::vector<StageMetricProto> totals_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_PIPELINE_H_

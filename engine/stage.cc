@@ -1,0 +1,113 @@
+#include "engine/stage.h"
+
+#include <utility>
+
+namespace sluice {
+
+Stage::Stage(const StageContext& context)
+    : name_(context.name()),
+      type_(context.type()),
+      output_settings_(context.config().output().begin(),
+                       context.config().output().end()) {}
+
+void Stage::Stop() {
+  for (const auto& output : outputs_) output->Cancel();
+  abort_signal_.Abort();
+}
+
+void Stage::CloseOutputs() {
+  for (const auto& output : outputs_) output->Close();
+}
+
+StageMetricProto Stage::FlushMetrics() {
+  StageMetricProto metrics;
+  metrics.set_name(name_);
+  metrics.set_type(type_);
+  *metrics.mutable_load() = load_meter_.Flush();
+  {
+    std::lock_guard lock(skips_mu_);
+    for (const auto& [reason, count] : skips_) {
+      (*metrics.mutable_skipped())[reason] = count;
+    }
+    skips_.clear();
+  }
+  AddMetrics(metrics);
+  for (const auto& output : outputs_) {
+    *metrics.add_output_queue_metrics() = output->Metrics(/*reset=*/true);
+  }
+  return metrics;
+}
+
+ChannelBase* Stage::GetOutput(std::string_view name) const {
+  for (const auto& output : outputs_) {
+    if (output->name() == name) return output.get();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Stage::OutputNames() const {
+  std::vector<std::string> names;
+  for (const auto& output : outputs_) names.push_back(output->name());
+  return names;
+}
+
+std::optional<StageControlResponse> Stage::Control(
+    const StageControlRequest& request) {
+  return std::nullopt;
+}
+
+void Stage::SpawnWorkers(
+    const StageRuntime& runtime, int count,
+    const std::function<asio::awaitable<void>(int)>& make_worker) {
+  running_workers_.fetch_add(count);
+  for (int i = 0; i < count; ++i) {
+    runtime.tasks->Spawn(name_, RunWorker(make_worker(i)));
+  }
+}
+
+asio::awaitable<void> Stage::RunWorker(asio::awaitable<void> work) {
+  load_meter_.WorkerStarted();
+  try {
+    co_await std::move(work);
+  } catch (...) {
+    load_meter_.WorkerFinished();
+    running_workers_.fetch_sub(1);
+    throw;
+  }
+  load_meter_.WorkerFinished();
+  if (running_workers_.fetch_sub(1) == 1) CloseOutputs();
+}
+
+void Stage::CountSkip(std::string_view reason, uint64_t count) {
+  std::lock_guard lock(skips_mu_);
+  auto it = skips_.find(reason);
+  if (it == skips_.end()) it = skips_.emplace(std::string(reason), 0).first;
+  it->second += count;
+}
+
+OverflowPolicy Stage::ToPolicy(QueueConfig::OverflowBehavior behavior) {
+  switch (behavior) {
+    case QueueConfig::BLOCK:
+      return OverflowPolicy::kBlock;
+    case QueueConfig::DROP_NEW:
+      return OverflowPolicy::kDropNew;
+    case QueueConfig::KEEP_NEWEST:
+      return OverflowPolicy::kKeepNewest;
+  }
+  return OverflowPolicy::kBlock;
+}
+
+QueueConfig Stage::OutputSettings(std::string_view output_name,
+                                  size_t default_capacity) const {
+  QueueConfig settings;
+  settings.set_name(std::string(output_name));
+  settings.set_capacity(default_capacity);
+  for (const QueueConfig& configured : output_settings_) {
+    if (configured.name() != output_name) continue;
+    if (configured.has_capacity()) settings.set_capacity(configured.capacity());
+    settings.set_overflow_behavior(configured.overflow_behavior());
+  }
+  return settings;
+}
+
+}  // namespace sluice

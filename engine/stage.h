@@ -1,0 +1,137 @@
+// Stage: one named node of a pipeline. A stage owns its output channels,
+// reads its inputs (channels of upstream stages), and runs as coroutines
+// spawned into the pipeline's TaskGroup.
+//
+// A stage is built by a static Create(const StageContext&) (see
+// stage_context.h and docs/new_stage.md), declares its outputs in its
+// constructor with AddOutput<T>(), and in Start() spawns its workers:
+//
+//   void Start(const StageRuntime& runtime) override {
+//     SpawnWorkers(runtime, parallelism_, [this](int) { return Work(); });
+//   }
+//   asio::awaitable<void> Work() {
+//     while (auto item = co_await input_->Receive(load_meter())) {
+//       if (!co_await output_->Send(Transform(*item), load_meter())) break;
+//     }
+//   }
+//
+// Promises kept by this base:
+// - When every worker returns normally, the outputs are closed (graceful:
+//   downstream drains them). A worker that throws fails the pipeline.
+// - Stop() is the abort: it cancels the outputs and the stage's
+//   AbortSignal, so every wait of the stage ends at once. Idempotent,
+//   thread-safe, never blocks.
+// - FlushMetrics() reports the load, skips by reason and output channel
+//   counters since the previous flush, plus the stage's own AddMetrics().
+#ifndef SLUICE_ENGINE_STAGE_H_
+#define SLUICE_ENGINE_STAGE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asio/awaitable.hpp"
+#include "engine/abort_signal.h"
+#include "engine/channel.h"
+#include "engine/executor.h"
+#include "engine/load_meter.h"
+#include "engine/stage_context.h"
+#include "engine/task_group.h"
+#include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
+#include "proto/stage_control.pb.h"
+
+namespace sluice {
+
+// What a stage gets when the pipeline starts: where to run and who owns
+// its coroutines.
+struct StageRuntime {
+  Executor* executor;
+  TaskGroup* tasks;
+};
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  Stage(const Stage&) = delete;
+  Stage& operator=(const Stage&) = delete;
+
+  const std::string& name() const { return name_; }
+  // The stage-specific config field that built it, e.g. "pass_through".
+  const std::string& type() const { return type_; }
+
+  // Spawns the stage's coroutines; called once by the pipeline.
+  virtual void Start(const StageRuntime& runtime) = 0;
+  // Aborts the stage (see the file comment).
+  virtual void Stop();
+  // Metrics since the previous call.
+  StageMetricProto FlushMetrics();
+  // The output channel called `name`, or nullptr.
+  ChannelBase* GetOutput(std::string_view name) const;
+  // Output names, in declaration order.
+  std::vector<std::string> OutputNames() const;
+  // Answers a control request, or returns nullopt when it is not for this
+  // stage. Called from the caller's thread: must be thread-safe.
+  virtual std::optional<StageControlResponse> Control(
+      const StageControlRequest& request);
+
+ protected:
+  explicit Stage(const StageContext& context);
+
+  // Declares an output channel of T. Its capacity and overflow policy come
+  // from the StageConfig's `output` entry of that name, when there is one.
+  template <typename T>
+  Channel<T>* AddOutput(std::string output_name = "output",
+                        size_t default_capacity = 16) {
+    const QueueConfig settings =
+        OutputSettings(output_name, default_capacity);
+    auto channel = std::make_unique<Channel<T>>(
+        std::move(output_name), settings.capacity(),
+        ToPolicy(settings.overflow_behavior()));
+    Channel<T>* raw = channel.get();
+    outputs_.push_back(std::move(channel));
+    return raw;
+  }
+
+  // Spawns `count` workers made by `make_worker(index)`; once all of them
+  // have returned normally, closes every output.
+  void SpawnWorkers(const StageRuntime& runtime, int count,
+                    const std::function<asio::awaitable<void>(int)>& make_worker);
+
+  // Stage-specific metrics since the previous call.
+  virtual void AddMetrics(StageMetricProto& metrics) {}
+
+  // Counts `count` items skipped for `reason` (a snake_case metrics key).
+  void CountSkip(std::string_view reason, uint64_t count = 1);
+
+  LoadMeter* load_meter() { return &load_meter_; }
+  AbortSignal& abort_signal() { return abort_signal_; }
+  void CloseOutputs();
+
+ private:
+  static OverflowPolicy ToPolicy(QueueConfig::OverflowBehavior behavior);
+  QueueConfig OutputSettings(std::string_view output_name,
+                             size_t default_capacity) const;
+  asio::awaitable<void> RunWorker(asio::awaitable<void> work);
+
+  const std::string name_;
+  const std::string type_;
+  const std::vector<QueueConfig> output_settings_;
+  std::vector<std::unique_ptr<ChannelBase>> outputs_;
+  LoadMeter load_meter_;
+  AbortSignal abort_signal_;
+  std::atomic<int> running_workers_{0};
+  std::mutex skips_mu_;
+  std::map<std::string, uint64_t, std::less<>> skips_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_STAGE_H_

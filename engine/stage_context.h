@@ -1,0 +1,102 @@
+// StageContext: what the factory hands a stage's Create(): its config, its
+// resolved inputs and the pipeline seed, plus helpers that produce the
+// engine's standard error messages (naming the stage and the field).
+//
+//   static absl::StatusOr<std::unique_ptr<Stage>> Create(
+//       const StageContext& context) {
+//     SLUICE_ASSIGN_OR_RETURN(Channel<Frame>* input,
+//                             context.SingleInput<Frame>());
+//     if (config.batch_size() == 0)
+//       return context.FieldError("batch_size", "must be at least 1");
+//     ...
+//   }
+#ifndef SLUICE_ENGINE_STAGE_CONTEXT_H_
+#define SLUICE_ENGINE_STAGE_CONTEXT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "engine/channel.h"
+#include "engine/element_type.h"
+#include "proto/data_loader_config.pb.h"
+
+namespace sluice {
+
+// One resolved input: the reference as written ("pool.output") and the
+// upstream channel.
+struct StageInput {
+  std::string reference;
+  ChannelBase* channel;
+};
+
+class StageContext {
+ public:
+  // `type` is the name of the stage-specific config field that is set and
+  // `type_number` its field number in StageConfig.
+  StageContext(const StageConfig& config, std::string type, int type_number,
+               uint64_t seed, std::vector<StageInput> inputs);
+
+  const std::string& name() const { return config_.name(); }
+  const std::string& type() const { return type_; }
+  // The StageConfig field number of the stage-specific config, for the
+  // factory's switch (e.g. StageConfig::kPassThroughFieldNumber).
+  int type_number() const { return type_number_; }
+  const StageConfig& config() const { return config_; }
+  // The pipeline seed; stages derive their per-item randomness from it.
+  uint64_t seed() const { return seed_; }
+  const std::vector<StageInput>& inputs() const { return inputs_; }
+
+  // InvalidArgument "stage 'NAME' (TYPE): field 'TYPE.FIELD' PROBLEM".
+  absl::Status FieldError(std::string_view field,
+                          std::string_view problem) const;
+
+  // An error unless the stage has no inputs.
+  absl::Status RequireNoInputs() const;
+
+  // Input `index` as a Channel<T>, or an error naming the stage, the input
+  // and both element types.
+  template <typename T>
+  absl::StatusOr<Channel<T>*> Input(size_t index) const {
+    if (index >= inputs_.size()) {
+      return InputError(absl::StrCat("needs at least ", index + 1,
+                                     " input(s) but has ", inputs_.size()));
+    }
+    const StageInput& input = inputs_[index];
+    if (input.channel->element_type() != std::type_index(typeid(T))) {
+      return InputError(absl::StrCat(
+          "'", input.reference, "': expects ",
+          std::string(ElementTypeName<T>()), " but it carries ",
+          std::string(input.channel->element_type_name())));
+    }
+    return static_cast<Channel<T>*>(input.channel);
+  }
+
+  // The one input as a Channel<T>; an error when there is not exactly one.
+  template <typename T>
+  absl::StatusOr<Channel<T>*> SingleInput() const {
+    if (inputs_.size() != 1) {
+      return InputError(
+          absl::StrCat("needs exactly 1 input but has ", inputs_.size()));
+    }
+    return Input<T>(0);
+  }
+
+ private:
+  absl::Status InputError(std::string_view problem) const;
+
+  const StageConfig& config_;
+  const std::string type_;
+  const int type_number_;
+  const uint64_t seed_;
+  const std::vector<StageInput> inputs_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_STAGE_CONTEXT_H_

@@ -1,0 +1,76 @@
+// AsyncFileReader: positional file reads for coroutines, through io_uring
+// when the kernel allows it, else through a small pool of blocking pread
+// threads (containers and hardened kernels often forbid io_uring).
+//
+//   AsyncFileReader reader(io_context, {});
+//   absl::StatusOr<size_t> got = co_await reader.ReadAt(fd, offset, buffer);
+//
+// Promises:
+// - Many reads may be in flight at once, from any executor thread; io_uring
+//   submissions are batched and at most `queue_depth` are in the ring, the
+//   rest wait their turn in submission order.
+// - ReadAt completes once, on the executor of the awaiting coroutine, with
+//   the bytes read (0 at end of file; fewer than asked only at end of file
+//   or on a short read) or an error status carrying errno's text.
+// - The backend is chosen once, at construction: when io_uring cannot be set
+//   up the fallback is used; backend_name() tells which and
+//   fallback_reason() why (the owner logs it).
+// - Reads in flight at destruction are abandoned: destroy the reader only
+//   after every coroutine that reads through it has finished.
+#ifndef SLUICE_IO_ASYNC_FILE_READER_H_
+#define SLUICE_IO_ASYNC_FILE_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "asio/awaitable.hpp"
+#include "asio/io_context.hpp"
+
+namespace sluice::io {
+
+class AsyncFileReader {
+ public:
+  struct Options {
+    // Try io_uring first; false forces the fallback. The environment
+    // variable SLUICE_DISABLE_IO_URING=1 also forces it.
+    bool use_io_uring = true;
+    // Reads in the ring at once.
+    unsigned queue_depth = 128;
+    // Threads of the fallback path.
+    unsigned fallback_threads = 2;
+  };
+
+  AsyncFileReader(asio::io_context& io_context, Options options);
+  ~AsyncFileReader();
+  AsyncFileReader(const AsyncFileReader&) = delete;
+  AsyncFileReader& operator=(const AsyncFileReader&) = delete;
+
+  // "io_uring" or "pread-threads".
+  std::string_view backend_name() const;
+  bool uses_io_uring() const;
+  // Why io_uring is not in use; empty when it is.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+
+  // Reads up to buffer.size() bytes of `fd` at `offset` (one read call).
+  asio::awaitable<absl::StatusOr<size_t>> ReadAt(int fd, uint64_t offset,
+                                                 std::span<std::byte> buffer);
+
+  // Reads until the buffer is full or end of file; returns the bytes read.
+  asio::awaitable<absl::StatusOr<size_t>> ReadFullyAt(
+      int fd, uint64_t offset, std::span<std::byte> buffer);
+
+  class Backend;
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  std::string fallback_reason_;
+};
+
+}  // namespace sluice::io
+
+#endif  // SLUICE_IO_ASYNC_FILE_READER_H_
