@@ -4,7 +4,8 @@
 #     -> target sluice_engine, alias sluice::engine, include root = repo root.
 #   sluice_cc_test(NAME channel_test SRCS channel_test.cc DEPS sluice::engine
 #                  [LABELS concurrency])
-#     -> a googletest binary registered with ctest.
+#     -> a googletest binary registered with ctest. A ThreadSanitizer build
+#        (SLUICE_TSAN) builds only the tests labelled "concurrency".
 
 function(sluice_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
@@ -18,7 +19,10 @@ function(sluice_cc_library)
 endfunction()
 
 function(sluice_cc_test)
-  cmake_parse_arguments(ARG "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  if(SLUICE_TSAN AND NOT "concurrency" IN_LIST ARG_LABELS)
+    return()
+  endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME}

@@ -115,7 +115,6 @@ class IoUringBackend final : public AsyncFileReader::Backend {
       *error = absl::StrCat("io_uring_register_eventfd: ", std::strerror(-reg));
       return nullptr;
     }
-    ArmReaper(state);
     return std::unique_ptr<IoUringBackend>(new IoUringBackend(std::move(state)));
   }
 
@@ -137,6 +136,7 @@ class IoUringBackend final : public AsyncFileReader::Backend {
       } else {
         state_->waiting.push_back(op);
       }
+      if (!state_->reaper_armed) ArmReaperLocked(state_);
       if (state_->unsubmitted > 0 && !state_->flush_scheduled) {
         state_->flush_scheduled = true;
         schedule_flush = true;
@@ -166,6 +166,9 @@ class IoUringBackend final : public AsyncFileReader::Backend {
     unsigned in_ring = 0;       // prepared or submitted, not yet reaped
     unsigned unsubmitted = 0;   // prepared, not yet submitted
     bool flush_scheduled = false;
+    // The eventfd is watched only while reads are in flight, so an idle
+    // reader keeps no work pending on the io_context.
+    bool reaper_armed = false;
     bool shut_down = false;
     std::deque<ReadOp*> waiting;  // beyond the ring's depth
     asio::posix::stream_descriptor event_descriptor;
@@ -191,7 +194,8 @@ class IoUringBackend final : public AsyncFileReader::Backend {
     if (rc >= 0) state.unsubmitted -= std::min<unsigned>(rc, state.unsubmitted);
   }
 
-  static void ArmReaper(const std::shared_ptr<State>& state) {
+  static void ArmReaperLocked(const std::shared_ptr<State>& state) {
+    state->reaper_armed = true;
     state->event_descriptor.async_wait(
         asio::posix::stream_descriptor::wait_read,
         [state](const asio::error_code& error) {
@@ -221,9 +225,13 @@ class IoUringBackend final : public AsyncFileReader::Backend {
         state->waiting.pop_front();
       }
       SubmitLocked(*state);
+      if (state->in_ring > 0) {
+        ArmReaperLocked(state);
+      } else {
+        state->reaper_armed = false;
+      }
     }
     for (auto& [op, result] : done) op->Complete(result);
-    ArmReaper(state);
   }
 
   std::shared_ptr<State> state_;

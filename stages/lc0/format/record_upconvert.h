@@ -1,0 +1,42 @@
+// Record versions and up-conversion of V3/V4/V5 records to the V6 layout.
+//
+//   SLUICE_ASSIGN_OR_RETURN(RecordVersion v, DetectVersion(chunk));
+//   for (size_t off = 0; off < chunk.size(); off += RecordSize(v)) {
+//     V6TrainingRecord rec;
+//     UpconvertToV6(chunk.substr(off, RecordSize(v)), v, &rec);
+//   }
+#ifndef SLUICE_STAGES_LC0_FORMAT_RECORD_UPCONVERT_H_
+#define SLUICE_STAGES_LC0_FORMAT_RECORD_UPCONVERT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "stages/lc0/format/training_record.h"
+
+namespace sluice::lc0 {
+
+// The record versions sluice reads; the value is the on-disk version number.
+enum class RecordVersion : uint32_t { kV3 = 3, kV4 = 4, kV5 = 5, kV6 = 6 };
+
+// Reads the little-endian version from the chunk's first 4 bytes. Returns
+// InvalidArgument when the chunk has fewer than 4 bytes or the version is not
+// 3, 4, 5 or 6. Does not look at the chunk's size otherwise.
+absl::StatusOr<RecordVersion> DetectVersion(std::string_view chunk);
+
+// The on-disk record size of `version`: 8276, 8292, 8308 or 8356 bytes.
+size_t RecordSize(RecordVersion version);
+
+// Writes `record` (exactly RecordSize(version) bytes of that version) into
+// `out` in the V6 layout, as FORMAT.md specifies: V3/V4 get input_format = 1
+// inserted after the version, and every field newer than `version` is zero.
+// The version field keeps its old value. A V6 record is copied as is.
+// Precondition (the caller's, not checked): record.size() ==
+// RecordSize(version).
+void UpconvertToV6(std::string_view record, RecordVersion version,
+                   V6TrainingRecord* out);
+
+}  // namespace sluice::lc0
+
+#endif  // SLUICE_STAGES_LC0_FORMAT_RECORD_UPCONVERT_H_

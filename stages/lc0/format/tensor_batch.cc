@@ -1,0 +1,135 @@
+#include "stages/lc0/format/tensor_batch.h"
+
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "stages/lc0/format/training_record.h"
+
+namespace sluice::lc0 {
+namespace {
+
+constexpr size_t kPlaneFloats = static_cast<size_t>(kInputPlanes) * 64;
+
+// Floats per position of each tensor, in TensorId order.
+constexpr std::array<size_t, kNumTensors> kFloatsPerSlot = {
+    kPlaneFloats, kPolicySize, 3, 3, 1};
+constexpr std::array<std::string_view, kNumTensors> kNames = {
+    "planes", "probs", "winner", "best_q", "plies_left"};
+
+constexpr size_t RoundUp(size_t bytes) {
+  return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+}
+
+size_t Index(TensorId id) { return static_cast<size_t>(id); }
+
+}  // namespace
+
+void TensorBatch::AlignedFree::operator()(void* p) const { std::free(p); }
+
+TensorBatch::TensorBatch(size_t batch_size)
+    : size_(batch_size), game_ids_(batch_size) {
+  size_t bytes = 0;
+  for (int t = 0; t < kNumTensors; ++t) {
+    offsets_[t] = bytes / sizeof(float);
+    bytes += RoundUp(kFloatsPerSlot[t] * batch_size * sizeof(float));
+  }
+  allocation_bytes_ = bytes;
+}
+
+absl::StatusOr<TensorBatch> TensorBatch::Create(size_t batch_size) {
+  if (batch_size == 0) {
+    return absl::InvalidArgumentError("TensorBatch needs at least 1 position");
+  }
+  // Largest per-position footprint, with room for the padding.
+  constexpr size_t kBytesPerSlot = (kPlaneFloats + kPolicySize + 7) * 4;
+  if (batch_size > (std::numeric_limits<size_t>::max() / 2) / kBytesPerSlot) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("TensorBatch of ", batch_size, " positions is too large"));
+  }
+  TensorBatch batch(batch_size);
+  void* p = std::aligned_alloc(kTensorAlignment, batch.allocation_bytes_);
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", batch.allocation_bytes_,
+                     " bytes for a TensorBatch of ", batch_size, " positions"));
+  }
+  batch.data_.reset(static_cast<float*>(p));
+  return batch;
+}
+
+TensorBatch::TensorBatch(TensorBatch&& other) noexcept
+    : size_(std::exchange(other.size_, 0)),
+      allocation_bytes_(std::exchange(other.allocation_bytes_, 0)),
+      offsets_(other.offsets_),
+      data_(std::move(other.data_)),
+      game_ids_(std::move(other.game_ids_)) {}
+
+TensorBatch& TensorBatch::operator=(TensorBatch&& other) noexcept {
+  size_ = std::exchange(other.size_, 0);
+  allocation_bytes_ = std::exchange(other.allocation_bytes_, 0);
+  offsets_ = other.offsets_;
+  data_ = std::move(other.data_);
+  game_ids_ = std::move(other.game_ids_);
+  return *this;
+}
+
+TensorView TensorBatch::view(TensorId id) const {
+  const size_t t = Index(id);
+  TensorView v;
+  v.name = kNames[t];
+  v.data = data_ ? data_.get() + offsets_[t] : nullptr;
+  const auto b = static_cast<int64_t>(size_);
+  switch (id) {
+    case TensorId::kPlanes:
+      v.rank = 4;
+      v.shape = {b, kInputPlanes, 8, 8};
+      break;
+    case TensorId::kProbs:
+      v.rank = 2;
+      v.shape = {b, kPolicySize, 0, 0};
+      break;
+    case TensorId::kWinner:
+    case TensorId::kBestQ:
+      v.rank = 2;
+      v.shape = {b, 3, 0, 0};
+      break;
+    case TensorId::kPliesLeft:
+      v.rank = 1;
+      v.shape = {b, 0, 0, 0};
+      break;
+  }
+  v.bytes = kFloatsPerSlot[t] * size_ * sizeof(float);
+  return v;
+}
+
+float* TensorBatch::planes(size_t slot) const {
+  return data_.get() + offsets_[0] + slot * kFloatsPerSlot[0];
+}
+float* TensorBatch::probs(size_t slot) const {
+  return data_.get() + offsets_[1] + slot * kFloatsPerSlot[1];
+}
+float* TensorBatch::winner(size_t slot) const {
+  return data_.get() + offsets_[2] + slot * kFloatsPerSlot[2];
+}
+float* TensorBatch::best_q(size_t slot) const {
+  return data_.get() + offsets_[3] + slot * kFloatsPerSlot[3];
+}
+float* TensorBatch::plies_left(size_t slot) const {
+  return data_.get() + offsets_[4] + slot * kFloatsPerSlot[4];
+}
+
+void TensorBatch::Truncate(size_t size) {
+  if (size == 0 || size >= size_) return;
+  size_ = size;
+  game_ids_.resize(size);
+}
+
+std::shared_ptr<void> TensorBatch::ReleaseOwnership() && {
+  size_ = 0;
+  allocation_bytes_ = 0;
+  return std::shared_ptr<void>(data_.release(), AlignedFree());
+}
+
+}  // namespace sluice::lc0

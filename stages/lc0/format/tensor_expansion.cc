@@ -1,0 +1,138 @@
+#include "stages/lc0/format/tensor_expansion.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice::lc0 {
+namespace {
+
+// Records are little-endian; the planes are read as native uint64.
+static_assert(std::endian::native == std::endian::little);
+
+constexpr int kSquares = 64;
+constexpr int kRow = 8;
+
+using ByteTable = std::array<std::array<float, kRow>, 256>;
+
+// kMsbFirst[b][k] is bit (7 - k) of b: byte i of planes[p] covers squares
+// 8i..8i+7, and square j reads bit (j ^ 7) of the plane.
+constexpr ByteTable MakeTable(bool msb_first) {
+  ByteTable table{};
+  for (int b = 0; b < 256; ++b) {
+    for (int k = 0; k < kRow; ++k) {
+      table[b][k] = ((b >> (msb_first ? 7 - k : k)) & 1) ? 1.0f : 0.0f;
+    }
+  }
+  return table;
+}
+alignas(64) constexpr ByteTable kMsbFirst = MakeTable(true);
+// kLsbFirst[b][k] is bit k of b: the castling and en-passant rows.
+alignas(64) constexpr ByteTable kLsbFirst = MakeTable(false);
+
+void ExpandBitPlanes(const V6TrainingRecord& record, float* out) {
+  for (int p = 0; p < kBitPlanes; ++p) {
+    const uint64_t bits = record.planes[p];
+    float* plane = out + p * kSquares;
+    for (int i = 0; i < kRow; ++i) {
+      std::memcpy(plane + i * kRow, kMsbFirst[(bits >> (8 * i)) & 0xff].data(),
+                  kRow * sizeof(float));
+    }
+  }
+}
+
+void Fill(float* plane, float value) { std::fill_n(plane, kSquares, value); }
+
+// A plane with `first`'s bits on the first row and `last`'s on the last.
+void RowsPlane(float* plane, uint8_t first, uint8_t last) {
+  Fill(plane, 0.0f);
+  std::memcpy(plane, kLsbFirst[first].data(), kRow * sizeof(float));
+  std::memcpy(plane + 7 * kRow, kLsbFirst[last].data(), kRow * sizeof(float));
+}
+
+// Planes 104..111, per FORMAT.md.
+void ExpandMetaPlanes(const V6TrainingRecord& r, uint32_t format, float* out) {
+  float* meta = out + kBitPlanes * kSquares;
+  auto plane = [meta](int i) { return meta + i * kSquares; };
+  if (format == 1) {
+    Fill(plane(0), r.castling_us_ooo);
+    Fill(plane(1), r.castling_us_oo);
+    Fill(plane(2), r.castling_them_ooo);
+    Fill(plane(3), r.castling_them_oo);
+    Fill(plane(4), r.side_to_move_or_enpassant);
+  } else {
+    RowsPlane(plane(0), r.castling_us_ooo, r.castling_them_ooo);
+    RowsPlane(plane(1), r.castling_us_oo, r.castling_them_oo);
+    Fill(plane(2), 0.0f);
+    Fill(plane(3), 0.0f);
+    if (format == 2) {
+      Fill(plane(4), r.side_to_move_or_enpassant);
+    } else {
+      RowsPlane(plane(4), 0, r.side_to_move_or_enpassant);
+    }
+  }
+  // The reference divides in double precision, then stores a float.
+  const double divisor = format > 3 ? 100.0 : 99.0;
+  Fill(plane(5), static_cast<float>(r.rule50_count / divisor));
+  const bool invariance_plane =
+      (format == 132 || format == 133) && r.invariance_info >= 128;
+  Fill(plane(6), invariance_plane ? 1.0f : 0.0f);
+  Fill(plane(7), 1.0f);
+}
+
+// (½(1 − d + q), d, ½(1 − d − q)), evaluated in double like the reference.
+void WdlTriple(float q, float d, float* out) {
+  const double qd = q;
+  const double dd = d;
+  out[0] = static_cast<float>(0.5 * (1.0 - dd + qd));
+  out[1] = d;
+  out[2] = static_cast<float>(0.5 * (1.0 - dd - qd));
+}
+
+}  // namespace
+
+absl::StatusOr<TensorExpander> TensorExpander::Create(uint32_t input_format) {
+  switch (input_format) {
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 132:
+    case 133:
+      return TensorExpander(input_format);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported lc0 input_format ", input_format,
+                       " (expected 1, 2, 3, 4, 5, 132 or 133)"));
+  }
+}
+
+void TensorExpander::Expand(const V6TrainingRecord& record, TensorBatch* batch,
+                            size_t slot) const {
+  float* planes = batch->planes(slot);
+  ExpandBitPlanes(record, planes);
+  ExpandMetaPlanes(record, input_format_, planes);
+
+  std::memcpy(batch->probs(slot), record.probabilities,
+              sizeof(record.probabilities));
+
+  float* winner = batch->winner(slot);
+  if (record.version == 6) {
+    WdlTriple(record.result_q, record.result_d, winner);
+  } else {
+    winner[0] = record.result == 1 ? 1.0f : 0.0f;
+    winner[1] = record.result == 0 ? 1.0f : 0.0f;
+    winner[2] = record.result == -1 ? 1.0f : 0.0f;
+  }
+  WdlTriple(record.best_q, record.best_d, batch->best_q(slot));
+
+  *batch->plies_left(slot) = record.plies_left == 0.0f
+                                 ? static_cast<float>(record.invariance_info)
+                                 : record.plies_left;
+}
+
+}  // namespace sluice::lc0
