@@ -42,9 +42,8 @@ asio::awaitable<void> Consume(Channel<uint64_t>& channel, uint64_t& sum) {
 // Items/s from one producer coroutine to one consumer coroutine.
 double HandOffThroughput(unsigned threads, uint64_t items) {
   Executor executor({.threads = threads, .use_io_uring = false});
-  TaskGroup tasks(executor.get(), [](const std::string&, std::exception_ptr) {
-    std::abort();
-  });
+  TaskGroup tasks(executor.get(),
+                  [](const std::string&, std::exception_ptr) { std::abort(); });
   Channel<uint64_t> channel("bench", 1024);
   uint64_t sum = 0;
   const auto start = Clock::now();
@@ -77,9 +76,8 @@ asio::awaitable<void> Pong(Channel<int64_t>& from, Channel<int64_t>& to) {
 // One-way hand-off latency (half a ping-pong round trip), p50 and p99.
 std::pair<double, double> HandOffLatency(unsigned threads, int rounds) {
   Executor executor({.threads = threads, .use_io_uring = false});
-  TaskGroup tasks(executor.get(), [](const std::string&, std::exception_ptr) {
-    std::abort();
-  });
+  TaskGroup tasks(executor.get(),
+                  [](const std::string&, std::exception_ptr) { std::abort(); });
   Channel<int64_t> ping("ping", 1);
   Channel<int64_t> pong("pong", 1);
   std::vector<double> one_way_ns;

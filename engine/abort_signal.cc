@@ -54,8 +54,8 @@ asio::awaitable<bool> AbortSignal::SleepFor(std::chrono::nanoseconds duration) {
           io::PostCompletion(std::move(handler), false);
           return;
         }
-        auto* sleeper = new SleeperImpl<decltype(handler)>(executor,
-                                                           std::move(handler));
+        auto* sleeper =
+            new SleeperImpl<decltype(handler)>(executor, std::move(handler));
         sleepers_.insert(sleeper);
         sleeper->timer.expires_after(duration);
         sleeper->timer.async_wait([this, sleeper](const asio::error_code&) {

@@ -37,6 +37,7 @@
 #include <thread>
 #include <typeindex>
 #include <utility>
+#include <vector>
 
 #include "asio/async_result.hpp"
 #include "asio/awaitable.hpp"
@@ -76,8 +77,8 @@ class Channel final : public ChannelBase {
   asio::awaitable<bool> Send(T item, LoadMeter* meter = nullptr) {
     if (std::optional<bool> done = TrySendImpl(item)) co_return *done;
     ScopedWait wait(meter);
-    co_return co_await asio::async_initiate<
-        decltype(asio::use_awaitable), void(bool)>(
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                            void(bool)>(
         [this, &item](auto handler) {
           InitiateSend(std::move(item), std::move(handler));
         },
@@ -133,6 +134,18 @@ class Channel final : public ChannelBase {
         return GetResult{GetResult::Kind::kTimeout, {}};
       }
     }
+  }
+
+  TakeResult TakeAndDiscard(std::chrono::nanoseconds timeout) override {
+    switch (Get(timeout).kind) {
+      case GetResult::Kind::kItem:
+        return TakeResult::kItem;
+      case GetResult::Kind::kEndOfStream:
+        return TakeResult::kEndOfStream;
+      case GetResult::Kind::kTimeout:
+        break;
+    }
+    return TakeResult::kTimeout;
   }
 
   size_t Size() const override {
@@ -205,7 +218,9 @@ class Channel final : public ChannelBase {
       receiver->Complete(std::move(item));
       return true;
     }
-    if (buffer_.size() < capacity()) {
+    // Suspended senders go first: a sender arriving while others wait for
+    // room waits behind them.
+    if (buffer_.size() < capacity() && senders_.empty()) {
       buffer_.push_back(std::move(item));
       if (blocked_getters_ > 0) not_empty_.notify_one();
       return true;
@@ -262,19 +277,26 @@ class Channel final : public ChannelBase {
     receivers_.push_back(new ReceiveWaiterImpl<Handler>(std::move(handler)));
   }
 
-  // Pops the front item; refills from a suspended sender, whose resumption
-  // is posted after the lock is released. Needs a non-empty buffer.
+  // Pops the front item. Once the buffer is down to half its capacity,
+  // moves the items of suspended senders in and resumes them (after the
+  // lock is released): waking senders in batches, not once per item, keeps
+  // a full channel from costing a wake-up per item. Needs a non-empty
+  // buffer.
   std::optional<T> PopLocked(std::unique_lock<std::mutex>& lock) {
     std::optional<T> item(std::move(buffer_.front()));
     buffer_.pop_front();
     get_count_.fetch_add(1, std::memory_order_relaxed);
-    if (!senders_.empty()) {
-      SendWaiter* sender = senders_.front();
-      senders_.pop_front();
-      buffer_.push_back(std::move(sender->item));
-      put_count_.fetch_add(1, std::memory_order_relaxed);
+    if (!senders_.empty() && buffer_.size() <= capacity() / 2) {
+      std::vector<SendWaiter*> accepted;
+      while (!senders_.empty() && buffer_.size() < capacity()) {
+        SendWaiter* sender = senders_.front();
+        senders_.pop_front();
+        buffer_.push_back(std::move(sender->item));
+        put_count_.fetch_add(1, std::memory_order_relaxed);
+        accepted.push_back(sender);
+      }
       lock.unlock();
-      sender->Complete(true);
+      for (SendWaiter* sender : accepted) sender->Complete(true);
     }
     return item;
   }
@@ -298,7 +320,8 @@ class Channel final : public ChannelBase {
   std::deque<T> buffer_;
   bool closed_ = false;
   // Invariants: receivers_ is non-empty only while buffer_ is empty;
-  // senders_ is non-empty only while buffer_ is full (kBlock).
+  // senders_ is non-empty only while buffer_ is more than half full
+  // (kBlock).
   std::deque<ReceiveWaiter*> receivers_;
   std::deque<SendWaiter*> senders_;
   std::condition_variable not_empty_;

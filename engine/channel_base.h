@@ -8,6 +8,7 @@
 #define SLUICE_ENGINE_CHANNEL_BASE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,6 +50,13 @@ class ChannelBase {
   // Abort: drops buffered items and wakes every waiter (receivers see
   // end-of-stream, senders fail). Idempotent.
   virtual void Cancel() = 0;
+
+  // What a type-erased blocking take ended with.
+  enum class TakeResult { kItem, kEndOfStream, kTimeout };
+  // Blocks the calling thread (never an executor thread) for up to
+  // `timeout` until an item arrives, which it drops, or the stream ends.
+  // For consumers that only count items (the CLI, benchmarks).
+  virtual TakeResult TakeAndDiscard(std::chrono::nanoseconds timeout) = 0;
 
   // Every accepted Send (including those dropped by the overflow policy).
   uint64_t GetTotalPutCount(bool reset = false);

@@ -25,8 +25,9 @@ DataLoader::~DataLoader() { Stop(); }
 
 void DataLoader::AddStage(std::string_view serialized_stage_config) {
   StageConfig config;
-  if (!config.ParseFromArray(serialized_stage_config.data(),
-                             static_cast<int>(serialized_stage_config.size()))) {
+  if (!config.ParseFromArray(
+          serialized_stage_config.data(),
+          static_cast<int>(serialized_stage_config.size()))) {
     throw ConfigError("AddStage: the bytes are not a serialized StageConfig");
   }
   ThrowIfError(pipeline_.AddStage(config));

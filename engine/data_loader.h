@@ -20,27 +20,15 @@
 
 #include <chrono>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "engine/pipeline.h"
+#include "sluice/errors.h"
 
 namespace sluice {
-
-// A configuration error, with a message naming the stage and the field.
-class ConfigError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
-// A failure of the running pipeline (a stage threw, or I/O broke down).
-class PipelineError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Throws ConfigError for InvalidArgument / NotFound / FailedPrecondition,
 // PipelineError for anything else that is not OK.

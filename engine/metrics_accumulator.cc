@@ -1,5 +1,6 @@
 #include "engine/metrics_accumulator.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,34 +28,34 @@ void AccumulateScalar(const Message& from, Message* to,
   const bool add = !IsGauge(field) && out->HasField(*to, field);
   switch (field->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32:
-      out->SetInt32(to, field,
-                    in->GetInt32(from, field) +
-                        (add ? out->GetInt32(*to, field) : 0));
+      out->SetInt32(
+          to, field,
+          in->GetInt32(from, field) + (add ? out->GetInt32(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_INT64:
-      out->SetInt64(to, field,
-                    in->GetInt64(from, field) +
-                        (add ? out->GetInt64(*to, field) : 0));
+      out->SetInt64(
+          to, field,
+          in->GetInt64(from, field) + (add ? out->GetInt64(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_UINT32:
-      out->SetUInt32(to, field,
-                     in->GetUInt32(from, field) +
-                         (add ? out->GetUInt32(*to, field) : 0));
+      out->SetUInt32(
+          to, field,
+          in->GetUInt32(from, field) + (add ? out->GetUInt32(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_UINT64:
-      out->SetUInt64(to, field,
-                     in->GetUInt64(from, field) +
-                         (add ? out->GetUInt64(*to, field) : 0));
+      out->SetUInt64(
+          to, field,
+          in->GetUInt64(from, field) + (add ? out->GetUInt64(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_DOUBLE:
-      out->SetDouble(to, field,
-                     in->GetDouble(from, field) +
-                         (add ? out->GetDouble(*to, field) : 0));
+      out->SetDouble(
+          to, field,
+          in->GetDouble(from, field) + (add ? out->GetDouble(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_FLOAT:
-      out->SetFloat(to, field,
-                    in->GetFloat(from, field) +
-                        (add ? out->GetFloat(*to, field) : 0));
+      out->SetFloat(
+          to, field,
+          in->GetFloat(from, field) + (add ? out->GetFloat(*to, field) : 0));
       break;
     case FieldDescriptor::CPPTYPE_BOOL:
       out->SetBool(to, field, in->GetBool(from, field));
@@ -70,26 +71,15 @@ void AccumulateScalar(const Message& from, Message* to,
   }
 }
 
-// The key of a map entry, as text (maps with any scalar key).
-std::string MapKey(const Message& entry) {
-  const FieldDescriptor* key = entry.GetDescriptor()->map_key();
-  const Reflection* reflection = entry.GetReflection();
-  switch (key->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_STRING:
-      return reflection->GetString(entry, key);
-    case FieldDescriptor::CPPTYPE_INT32:
-      return std::to_string(reflection->GetInt32(entry, key));
-    case FieldDescriptor::CPPTYPE_INT64:
-      return std::to_string(reflection->GetInt64(entry, key));
-    case FieldDescriptor::CPPTYPE_UINT32:
-      return std::to_string(reflection->GetUInt32(entry, key));
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return std::to_string(reflection->GetUInt64(entry, key));
-    case FieldDescriptor::CPPTYPE_BOOL:
-      return reflection->GetBool(entry, key) ? "true" : "false";
-    default:
-      return "";
+// The matching key of a repeated element: its field 1 when that is a
+// string, else nullopt (match by position).
+std::optional<std::string> ElementKey(const Message& element) {
+  const FieldDescriptor* first = element.GetDescriptor()->FindFieldByNumber(1);
+  if (first == nullptr || first->is_repeated() ||
+      first->cpp_type() != FieldDescriptor::CPPTYPE_STRING) {
+    return std::nullopt;
   }
+  return element.GetReflection()->GetString(element, first);
 }
 
 void AccumulateRepeated(const Message& from, Message* to,
@@ -100,11 +90,10 @@ void AccumulateRepeated(const Message& from, Message* to,
   for (int i = 0; i < count; ++i) {
     const Message& element = in->GetRepeatedMessage(from, field, i);
     Message* target = nullptr;
-    if (field->is_map()) {
-      const std::string key = MapKey(element);
-      for (int j = 0; j < out->FieldSize(*to, field); ++j) {
+    if (const std::optional<std::string> key = ElementKey(element)) {
+      for (int j = 0; j < out->FieldSize(*to, field) && !target; ++j) {
         Message* candidate = out->MutableRepeatedMessage(to, field, j);
-        if (MapKey(*candidate) == key) target = candidate;
+        if (ElementKey(*candidate) == key) target = candidate;
       }
     } else if (i < out->FieldSize(*to, field)) {
       target = out->MutableRepeatedMessage(to, field, i);
@@ -162,6 +151,14 @@ void AccumulateFields(const Message& from, Message* to) {
 void AccumulateMetrics(const Message& interval, Message* total) {
   AccumulateFields(interval, total);
   RecomputeLoads(total);
+}
+
+std::map<std::string, uint64_t> SkippedByReason(const StageMetricProto& stage) {
+  std::map<std::string, uint64_t> counts;
+  for (const SkipCountProto& skip : stage.skipped()) {
+    counts[skip.reason()] += skip.count();
+  }
+  return counts;
 }
 
 }  // namespace sluice

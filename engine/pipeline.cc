@@ -34,15 +34,16 @@ absl::StatusOr<const FieldDescriptor*> StageTypeField(
   const std::string stage = absl::StrCat("stage '", config.name(), "'");
   if (set.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(stage, ": no stage-specific config is set; set exactly "
-                            "one of: ",
+        absl::StrCat(stage,
+                     ": no stage-specific config is set; set exactly "
+                     "one of: ",
                      absl::StrJoin(known, ", ")));
   }
   std::vector<std::string> names;
   for (const FieldDescriptor* field : set) names.push_back(field->name());
-  return absl::InvalidArgumentError(absl::StrCat(
-      stage, ": ", set.size(), " stage-specific configs are set (",
-      absl::StrJoin(names, ", "), "); set exactly one"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(stage, ": ", set.size(), " stage-specific configs are set (",
+                   absl::StrJoin(names, ", "), "); set exactly one"));
 }
 
 std::string DescribeException(std::exception_ptr error) {
@@ -120,10 +121,10 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
   for (const QueueConfig& output : config.output()) {
     if (created->GetOutput(output.name()) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          stage, ": field 'output' configures '", output.name(),
-          "' but the stage's outputs are: ",
-          absl::StrJoin(created->OutputNames(), ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat(stage, ": field 'output' configures '", output.name(),
+                       "' but the stage's outputs are: ",
+                       absl::StrJoin(created->OutputNames(), ", ")));
     }
   }
   stages_.push_back(std::move(created));
@@ -163,10 +164,10 @@ absl::StatusOr<ChannelBase*> Pipeline::ResolveReference(
   if (stage == nullptr) {
     std::vector<std::string> names;
     for (const auto& existing : stages_) names.push_back(existing->name());
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(who), ": '", std::string(reference),
-        "' names no earlier stage (stages so far: ",
-        names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(who), ": '", std::string(reference),
+                     "' names no earlier stage (stages so far: ",
+                     names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
   }
   ChannelBase* channel = stage->GetOutput(output_name);
   if (channel == nullptr) {
@@ -203,8 +204,10 @@ absl::Status Pipeline::Start() {
       Executor::Options{.threads = options_.worker_threads(),
                         .use_io_uring = options_.use_io_uring()});
   tasks_ = std::make_unique<TaskGroup>(
-      executor_->get(), [this](const std::string& owner,
-                               std::exception_ptr error) { Fail(owner, error); });
+      executor_->get(),
+      [this](const std::string& owner, std::exception_ptr error) {
+        Fail(owner, error);
+      });
   state_ = State::kRunning;
   started_at_ = last_snapshot_at_ = std::chrono::steady_clock::now();
   const StageRuntime runtime{executor_.get(), tasks_.get()};
@@ -263,11 +266,11 @@ absl::StatusOr<ChannelBase*> Pipeline::FindOutput(
   }
   std::vector<std::string> aliases;
   for (const Output& output : outputs_) aliases.push_back(output.alias);
-  return absl::NotFoundError(absl::StrCat(
-      "no output '", std::string(alias), "' (outputs: ",
-      outputs_.empty() ? "none yet; Start() the pipeline first"
-                       : absl::StrJoin(aliases, ", "),
-      ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no output '", std::string(alias), "' (outputs: ",
+                   outputs_.empty() ? "none yet; Start() the pipeline first"
+                                    : absl::StrJoin(aliases, ", "),
+                   ")"));
 }
 
 asio::awaitable<void> Pipeline::MetricsLoop() {
@@ -284,7 +287,8 @@ void Pipeline::TakeSnapshot() {
       std::chrono::duration<double>(now - last_snapshot_at_).count());
   snapshot.set_elapsed_seconds(
       std::chrono::duration<double>(now - started_at_).count());
-  snapshot.set_snapshot_index(latest_.snapshot_index() + (has_snapshot_ ? 1 : 0));
+  snapshot.set_snapshot_index(latest_.snapshot_index() +
+                              (has_snapshot_ ? 1 : 0));
   if (executor_ != nullptr) {
     snapshot.set_io_backend(std::string(executor_->io_backend()));
   }

@@ -124,14 +124,17 @@ class Pipeline {
 
   const StageFactory factory_;
   DataLoaderConfig options_;  // options only; stages are kept in stages_
-  std::vector<std::unique_ptr<Stage>> stages_;
-  std::vector<std::unique_ptr<StageConfig>> stage_configs_;
-  std::vector<Output> outputs_;
   State state_ = State::kConfiguring;
 
+  // Declared before the stages, so destroyed after them: a stage may own
+  // asio objects of the executor's io_context.
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<TaskGroup> tasks_;
   AbortSignal abort_;
+
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<std::unique_ptr<StageConfig>> stage_configs_;
+  std::vector<Output> outputs_;
 
   mutable std::mutex failure_mu_;
   absl::Status failure_;

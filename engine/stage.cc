@@ -27,7 +27,9 @@ StageMetricProto Stage::FlushMetrics() {
   {
     std::lock_guard lock(skips_mu_);
     for (const auto& [reason, count] : skips_) {
-      (*metrics.mutable_skipped())[reason] = count;
+      SkipCountProto* skip = metrics.add_skipped();
+      skip->set_reason(reason);
+      skip->set_count(count);
     }
     skips_.clear();
   }

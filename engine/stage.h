@@ -90,8 +90,7 @@ class Stage {
   template <typename T>
   Channel<T>* AddOutput(std::string output_name = "output",
                         size_t default_capacity = 16) {
-    const QueueConfig settings =
-        OutputSettings(output_name, default_capacity);
+    const QueueConfig settings = OutputSettings(output_name, default_capacity);
     auto channel = std::make_unique<Channel<T>>(
         std::move(output_name), settings.capacity(),
         ToPolicy(settings.overflow_behavior()));
@@ -102,8 +101,9 @@ class Stage {
 
   // Spawns `count` workers made by `make_worker(index)`; once all of them
   // have returned normally, closes every output.
-  void SpawnWorkers(const StageRuntime& runtime, int count,
-                    const std::function<asio::awaitable<void>(int)>& make_worker);
+  void SpawnWorkers(
+      const StageRuntime& runtime, int count,
+      const std::function<asio::awaitable<void>(int)>& make_worker);
 
   // Stage-specific metrics since the previous call.
   virtual void AddMetrics(StageMetricProto& metrics) {}

@@ -22,14 +22,14 @@ absl::Status StageContext::FieldError(std::string_view field,
 
 absl::Status StageContext::RequireNoInputs() const {
   if (inputs_.empty()) return absl::OkStatus();
-  return InputError(absl::StrCat("is a source and takes no input, but has ",
-                                 inputs_.size()));
+  return InputError(
+      absl::StrCat("is a source and takes no input, but has ", inputs_.size()));
 }
 
 absl::Status StageContext::InputError(std::string_view problem) const {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "stage '", name(), "' (", type_, "): field 'input' ",
-      std::string(problem)));
+  return absl::InvalidArgumentError(absl::StrCat("stage '", name(), "' (",
+                                                 type_, "): field 'input' ",
+                                                 std::string(problem)));
 }
 
 }  // namespace sluice

@@ -69,10 +69,10 @@ class StageContext {
     }
     const StageInput& input = inputs_[index];
     if (input.channel->element_type() != std::type_index(typeid(T))) {
-      return InputError(absl::StrCat(
-          "'", input.reference, "': expects ",
-          std::string(ElementTypeName<T>()), " but it carries ",
-          std::string(input.channel->element_type_name())));
+      return InputError(
+          absl::StrCat("'", input.reference, "': expects ",
+                       std::string(ElementTypeName<T>()), " but it carries ",
+                       std::string(input.channel->element_type_name())));
     }
     return static_cast<Channel<T>*>(input.channel);
   }

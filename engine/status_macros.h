@@ -9,9 +9,9 @@
 #include "absl/status/statusor.h"
 
 // Returns the status from the enclosing function when it is not OK.
-#define SLUICE_RETURN_IF_ERROR(expr)              \
-  do {                                            \
-    ::absl::Status sluice_status_ = (expr);       \
+#define SLUICE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::absl::Status sluice_status_ = (expr);          \
     if (!sluice_status_.ok()) return sluice_status_; \
   } while (0)
 
@@ -20,8 +20,9 @@
 
 // Evaluates a StatusOr expression; returns its status when not OK, else
 // declares/assigns `lhs` from its value.
-#define SLUICE_ASSIGN_OR_RETURN(lhs, expr) \
-  SLUICE_ASSIGN_OR_RETURN_IMPL(SLUICE_STATUS_CONCAT(sluice_or_, __LINE__), lhs, expr)
+#define SLUICE_ASSIGN_OR_RETURN(lhs, expr)                                 \
+  SLUICE_ASSIGN_OR_RETURN_IMPL(SLUICE_STATUS_CONCAT(sluice_or_, __LINE__), \
+                               lhs, expr)
 
 #define SLUICE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \

@@ -115,7 +115,8 @@ class IoUringBackend final : public AsyncFileReader::Backend {
       *error = absl::StrCat("io_uring_register_eventfd: ", std::strerror(-reg));
       return nullptr;
     }
-    return std::unique_ptr<IoUringBackend>(new IoUringBackend(std::move(state)));
+    return std::unique_ptr<IoUringBackend>(
+        new IoUringBackend(std::move(state)));
   }
 
   ~IoUringBackend() override {
@@ -163,8 +164,8 @@ class IoUringBackend final : public AsyncFileReader::Backend {
     io_uring ring{};
     bool ring_ready = false;
     unsigned depth = 0;
-    unsigned in_ring = 0;       // prepared or submitted, not yet reaped
-    unsigned unsubmitted = 0;   // prepared, not yet submitted
+    unsigned in_ring = 0;      // prepared or submitted, not yet reaped
+    unsigned unsubmitted = 0;  // prepared, not yet submitted
     bool flush_scheduled = false;
     // The eventfd is watched only while reads are in flight, so an idle
     // reader keeps no work pending on the io_context.
@@ -272,8 +273,8 @@ bool AsyncFileReader::uses_io_uring() const {
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
     int fd, uint64_t offset, std::span<std::byte> buffer) {
-  const unsigned length = static_cast<unsigned>(
-      std::min<size_t>(buffer.size(), 1u << 30));
+  const unsigned length =
+      static_cast<unsigned>(std::min<size_t>(buffer.size(), 1u << 30));
   const int result =
       co_await asio::async_initiate<decltype(asio::use_awaitable), void(int)>(
           [&](auto handler) {

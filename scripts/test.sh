@@ -24,6 +24,15 @@ section "release build"
 build out/release -DCMAKE_BUILD_TYPE=Release
 section "release tests"
 ctest --test-dir out/release --output-on-failure -j "$jobs" --timeout 600
+section "Python tests (pytest)"
+# The build writes the interpreter it built the module for (the one with
+# numpy) to bindings/python/PYTHON. pytest's non-zero exits, 5 (no tests
+# collected) included, fail the run.
+python_dir=out/release/bindings/python
+[ -f "$python_dir/PYTHON" ] ||
+  { echo "the Python module was not built (see out/release.configure.log)"; exit 1; }
+PYTHONPATH="$python_dir" PYTHONDONTWRITEBYTECODE=1 \
+  "$(cat "$python_dir/PYTHON")" -m pytest -p no:cacheprovider tests/python -q
 
 section "ASan+UBSan build"
 build out/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASAN=ON \

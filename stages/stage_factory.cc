@@ -3,6 +3,13 @@
 #include "absl/strings/str_cat.h"
 #include "stages/generic/counting_source.h"
 #include "stages/generic/pass_through.h"
+#include "stages/lc0/chunk_source_loader.h"
+#include "stages/lc0/chunk_source_splitter.h"
+#include "stages/lc0/chunk_unpacker.h"
+#include "stages/lc0/file_path_provider.h"
+#include "stages/lc0/shuffling_chunk_pool.h"
+#include "stages/lc0/shuffling_frame_sampler.h"
+#include "stages/lc0/tensor_generator.h"
 
 namespace sluice {
 
@@ -13,10 +20,24 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
       return CountingSource::Create(context);
     case StageConfig::kPassThroughFieldNumber:
       return PassThrough::Create(context);
+    case StageConfig::kFilePathProviderFieldNumber:
+      return lc0::FilePathProvider::Create(context);
+    case StageConfig::kChunkSourceLoaderFieldNumber:
+      return lc0::ChunkSourceLoader::Create(context);
+    case StageConfig::kShufflingChunkPoolFieldNumber:
+      return lc0::ShufflingChunkPool::Create(context);
+    case StageConfig::kChunkSourceSplitterFieldNumber:
+      return lc0::ChunkSourceSplitter::Create(context);
+    case StageConfig::kChunkUnpackerFieldNumber:
+      return lc0::ChunkUnpacker::Create(context);
+    case StageConfig::kShufflingFrameSamplerFieldNumber:
+      return lc0::ShufflingFrameSampler::Create(context);
+    case StageConfig::kTensorGeneratorFieldNumber:
+      return lc0::TensorGenerator::Create(context);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("stage '", context.name(), "': stage type '",
-                   context.type(), "' has no implementation"));
+      absl::StrCat("stage '", context.name(), "': stage type '", context.type(),
+                   "' has no implementation"));
 }
 
 }  // namespace sluice

@@ -9,7 +9,8 @@ namespace sluice::cli {
 
 absl::StatusOr<ParsedArgs> ParseArgs(
     const std::vector<std::string>& args,
-    const std::vector<std::string>& known_flags) {
+    const std::vector<std::string>& known_flags,
+    const std::vector<std::string>& switches) {
   ParsedArgs parsed;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -26,12 +27,19 @@ absl::StatusOr<ParsedArgs> ParseArgs(
     }
     const size_t eq = arg.find('=');
     std::string name = arg.substr(2, eq == std::string::npos ? eq : eq - 2);
-    if (std::find(known_flags.begin(), known_flags.end(), name) ==
-        known_flags.end()) {
+    const bool is_switch =
+        std::find(switches.begin(), switches.end(), name) != switches.end();
+    if (!is_switch && std::find(known_flags.begin(), known_flags.end(), name) ==
+                          known_flags.end()) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
     }
     std::string value;
-    if (eq != std::string::npos) {
+    if (is_switch) {
+      if (eq != std::string::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("flag --", name, " takes no value"));
+      }
+    } else if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
     } else if (i + 1 < args.size()) {
       value = args[++i];

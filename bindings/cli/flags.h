@@ -26,12 +26,14 @@ struct ParsedArgs {
   bool help = false;
 };
 
-// Parses `args` (the words after the subcommand). Fails on a flag not in
-// `known_flags` (names without dashes), a repeated flag, or a flag without
-// a value.
+// Parses `args` (the words after the subcommand). `known_flags` take a
+// value; `switches` take none (present means on; stored with value "").
+// Names are without dashes. Fails on an unknown or repeated flag, a flag
+// without a value, or a switch given one.
 absl::StatusOr<ParsedArgs> ParseArgs(
     const std::vector<std::string>& args,
-    const std::vector<std::string>& known_flags);
+    const std::vector<std::string>& known_flags,
+    const std::vector<std::string>& switches = {});
 
 // The value of integer flag `name`, or `fallback` when it is absent. Fails
 // when the value is not a decimal integer in [min, max].

@@ -5,7 +5,10 @@
 #include <string_view>
 #include <vector>
 
+#include "bindings/cli/bench_command.h"
+#include "bindings/cli/demo_command.h"
 #include "bindings/cli/gen_command.h"
+#include "bindings/cli/run_command.h"
 
 namespace {
 
@@ -17,7 +20,10 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"demo", sluice::cli::kDemoSummary, sluice::cli::RunDemoCommand},
     {"gen", sluice::cli::kGenSummary, sluice::cli::RunGenCommand},
+    {"run", sluice::cli::kRunSummary, sluice::cli::RunRunCommand},
+    {"bench", sluice::cli::kBenchSummary, sluice::cli::RunBenchCommand},
 };
 
 void PrintUsage(std::ostream& out) {

@@ -45,7 +45,8 @@ void PassThrough::Start(const StageRuntime& runtime) {
 }
 
 asio::awaitable<void> PassThrough::Forward() {
-  while (std::optional<uint64_t> item = co_await input_->Receive(load_meter())) {
+  while (std::optional<uint64_t> item =
+             co_await input_->Receive(load_meter())) {
     const uint64_t seen = seen_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (config_.fail_after_items() > 0 && seen > config_.fail_after_items()) {
       throw std::runtime_error(absl::StrCat(

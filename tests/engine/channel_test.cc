@@ -69,9 +69,8 @@ TEST(ChannelTest, SendAfterCloseFailsCleanly) {
   asio::io_context io;
   CoroutineRunner runner(io);
   bool accepted = true;
-  runner.Spawn([&]() -> asio::awaitable<void> {
-    accepted = co_await channel.Send(7);
-  });
+  runner.Spawn(
+      [&]() -> asio::awaitable<void> { accepted = co_await channel.Send(7); });
   runner.RunToCompletion();
   EXPECT_FALSE(accepted);
   EXPECT_EQ(channel.GetTotalPutCount(), 0u);
@@ -80,7 +79,7 @@ TEST(ChannelTest, SendAfterCloseFailsCleanly) {
 TEST(ChannelTest, BlockPolicyAppliesBackpressure) {
   asio::io_context io;
   CoroutineRunner runner(io);
-  IntChannel channel("output", 3);
+  IntChannel channel("output", 4);
   std::atomic<int> sent{0};
   runner.Spawn([&]() -> asio::awaitable<void> {
     for (int i = 0; i < 10; ++i) {
@@ -90,13 +89,20 @@ TEST(ChannelTest, BlockPolicyAppliesBackpressure) {
   });
   // Drive the loop until the producer can make no progress.
   io.poll();
-  EXPECT_EQ(sent.load(), 3);
-  EXPECT_EQ(channel.Size(), 3u);
-  // Each receive frees a slot for the suspended sender.
+  EXPECT_EQ(sent.load(), 4);
+  EXPECT_EQ(channel.Size(), 4u);
+  // Above half capacity the suspended sender stays suspended...
   EXPECT_EQ(channel.TryReceive(), 0);
   io.poll();
   EXPECT_EQ(sent.load(), 4);
-  EXPECT_EQ(channel.Size(), 3u);
+  // ...at half capacity it is resumed and refills the channel.
+  EXPECT_EQ(channel.TryReceive(), 1);
+  io.poll();
+  EXPECT_EQ(sent.load(), 6);
+  EXPECT_EQ(channel.Size(), 4u);
+  for (int expected = 2; expected < 6; ++expected) {
+    EXPECT_EQ(channel.TryReceive(), expected);
+  }
   channel.Cancel();
   runner.RunToCompletion();
 }
@@ -239,7 +245,8 @@ TEST(ChannelStressTest, FourByFourMillionItems) {
   }
   for (int c = 0; c < kConsumers; ++c) {
     runner.Spawn([&, c]() -> asio::awaitable<void> {
-      while (auto item = co_await channel.Receive()) received[c].push_back(*item);
+      while (auto item = co_await channel.Receive())
+        received[c].push_back(*item);
     });
   }
   runner.RunToCompletion(/*threads=*/4);

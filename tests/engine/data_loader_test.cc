@@ -36,12 +36,14 @@ class AnchorEcho final : public Stage {
       const StageControlRequest& request) override {
     if (!request.has_chunk_pool_request()) return std::nullopt;
     StageControlResponse response;
-    response.mutable_chunk_pool_response()->set_chunk_anchor(name() + "-anchor");
+    response.mutable_chunk_pool_response()->set_chunk_anchor(name() +
+                                                             "-anchor");
     return response;
   }
 };
 
-absl::StatusOr<std::unique_ptr<Stage>> EchoFactory(const StageContext& context) {
+absl::StatusOr<std::unique_ptr<Stage>> EchoFactory(
+    const StageContext& context) {
   if (context.name().rfind("echo", 0) == 0) {
     return std::unique_ptr<Stage>(new AnchorEcho(context));
   }
@@ -151,7 +153,8 @@ TEST(DataLoaderTest, StopsWhileEveryStageIsBlocked) {
     }
   )pb"));
   loader.Start();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (loader.pipeline().FindOutput("").value()->Size() < 2 &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::yield();

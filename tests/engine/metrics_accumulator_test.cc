@@ -1,5 +1,8 @@
 #include "engine/metrics_accumulator.h"
 
+#include <map>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "proto/data_loader_metrics.pb.h"
 
@@ -13,7 +16,9 @@ StageMetricProto Interval(uint64_t puts, uint64_t size, double busy,
   metrics.mutable_load()->set_busy_seconds(busy);
   metrics.mutable_load()->set_capacity_seconds(capacity);
   metrics.mutable_load()->set_workers(2);
-  (*metrics.mutable_skipped())["bad_gzip"] = bad_gzip;
+  SkipCountProto* skip = metrics.add_skipped();
+  skip->set_reason("bad_gzip");
+  skip->set_count(bad_gzip);
   QueueMetricProto* queue = metrics.add_output_queue_metrics();
   queue->set_name("output");
   queue->set_put_count(puts);
@@ -32,21 +37,28 @@ TEST(MetricsAccumulatorTest, CountersAddGaugesTakeTheNewestValue) {
   EXPECT_DOUBLE_EQ(total.load().capacity_seconds(), 2.0);
   EXPECT_DOUBLE_EQ(total.load().load(), 0.75);
   EXPECT_EQ(total.load().workers(), 2u);
-  EXPECT_EQ(total.skipped().at("bad_gzip"), 3u);
+  EXPECT_EQ(SkippedByReason(total).at("bad_gzip"), 3u);
 }
 
-TEST(MetricsAccumulatorTest, MapsMergeByKey) {
+void AddSkip(StageMetricProto& metrics, const std::string& reason,
+             uint64_t count) {
+  SkipCountProto* skip = metrics.add_skipped();
+  skip->set_reason(reason);
+  skip->set_count(count);
+}
+
+TEST(MetricsAccumulatorTest, KeyedElementsMergeByKeyNotPosition) {
   StageMetricProto total;
   StageMetricProto first;
-  (*first.mutable_skipped())["a"] = 1;
+  AddSkip(first, "a", 1);
   StageMetricProto second;
-  (*second.mutable_skipped())["b"] = 2;
-  (*second.mutable_skipped())["a"] = 3;
+  AddSkip(second, "b", 2);
+  AddSkip(second, "a", 3);
   AccumulateMetrics(first, &total);
   AccumulateMetrics(second, &total);
-  EXPECT_EQ(total.skipped().size(), 2u);
-  EXPECT_EQ(total.skipped().at("a"), 4u);
-  EXPECT_EQ(total.skipped().at("b"), 2u);
+  EXPECT_EQ(total.skipped_size(), 2);
+  EXPECT_EQ(SkippedByReason(total),
+            (std::map<std::string, uint64_t>{{"a", 4}, {"b", 2}}));
 }
 
 }  // namespace

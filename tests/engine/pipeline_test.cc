@@ -28,7 +28,8 @@ class StringSource final : public Stage {
 
 // The default factory, except that stages named "strings..." are
 // StringSources (whatever their config says).
-absl::StatusOr<std::unique_ptr<Stage>> TestFactory(const StageContext& context) {
+absl::StatusOr<std::unique_ptr<Stage>> TestFactory(
+    const StageContext& context) {
   if (context.name().rfind("strings", 0) == 0) {
     return std::unique_ptr<Stage>(new StringSource(context));
   }
@@ -66,10 +67,10 @@ TEST(PipelineConfigTest, AcceptsAWellFormedPipeline) {
 TEST(PipelineConfigTest, RejectsStageWithoutStageConfig) {
   const absl::Status status = Configure(R"pb(stage { name: "lonely" })pb");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("stage 'lonely'"),
-                    HasSubstr("no stage-specific config"),
-                    HasSubstr("counting_source"), HasSubstr("pass_through")));
+  EXPECT_THAT(
+      status.message(),
+      AllOf(HasSubstr("stage 'lonely'"), HasSubstr("no stage-specific config"),
+            HasSubstr("counting_source"), HasSubstr("pass_through")));
 }
 
 TEST(PipelineConfigTest, RejectsStageWithTwoStageConfigs) {
@@ -81,10 +82,10 @@ TEST(PipelineConfigTest, RejectsStageWithTwoStageConfigs) {
     }
   )pb");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("stage 'greedy'"),
-                    HasSubstr("2 stage-specific configs"),
-                    HasSubstr("counting_source, pass_through")));
+  EXPECT_THAT(
+      status.message(),
+      AllOf(HasSubstr("stage 'greedy'"), HasSubstr("2 stage-specific configs"),
+            HasSubstr("counting_source, pass_through")));
 }
 
 TEST(PipelineConfigTest, RejectsUnknownInput) {
@@ -158,8 +159,7 @@ TEST(PipelineConfigTest, RejectsDuplicateStageName) {
 }
 
 TEST(PipelineConfigTest, RejectsEmptyStageName) {
-  const absl::Status status =
-      Configure(R"pb(stage { counting_source {} })pb");
+  const absl::Status status = Configure(R"pb(stage { counting_source {} })pb");
   EXPECT_THAT(status.message(),
               AllOf(HasSubstr("stage #1"), HasSubstr("field 'name'")));
 }

@@ -30,7 +30,7 @@ class CoroutineRunner {
   // until the coroutine finishes (never spawn `[&]{...}()` directly: the
   // temporary lambda would die before its coroutine).
   template <typename Lambda>
-    requires std::invocable<Lambda&>
+  requires std::invocable<Lambda&>
   void Spawn(Lambda lambda) {
     Spawn(Invoke(std::make_shared<Lambda>(std::move(lambda))));
   }
@@ -45,7 +45,8 @@ class CoroutineRunner {
   // Runs the io_context on `threads` threads until no work is left.
   void RunToCompletion(int threads = 1) {
     std::vector<std::thread> workers;
-    for (int i = 1; i < threads; ++i) workers.emplace_back([this] { io_.run(); });
+    for (int i = 1; i < threads; ++i)
+      workers.emplace_back([this] { io_.run(); });
     io_.run();
     for (std::thread& worker : workers) worker.join();
     std::lock_guard lock(mu_);

@@ -307,9 +307,11 @@ absl::StatusOr<std::string> GzipChunk(std::string_view raw) {
 absl::StatusOr<GeneratedFiles> WriteGames(const GeneratorOptions& options,
                                           const OutputOptions& output) {
   SLUICE_RETURN_IF_ERROR(ValidateGeneratorOptions(options));
-  if (output.dir.empty() || output.games < 1 || output.games_per_tar < 1) {
+  if (output.dir.empty() || output.games < 1 || output.games_per_tar < 1 ||
+      output.first_game < 0) {
     return absl::InvalidArgumentError(
-        "need an output directory, games >= 1 and games_per_tar >= 1");
+        "need an output directory, games >= 1, games_per_tar >= 1 and "
+        "first_game >= 0");
   }
   std::error_code error;
   std::filesystem::create_directories(output.dir, error);
@@ -320,7 +322,8 @@ absl::StatusOr<GeneratedFiles> WriteGames(const GeneratorOptions& options,
   GeneratedFiles files;
   std::string tar;
   const absl::CivilHour first_hour(2025, 1, 1, 0);
-  for (int game = 0; game < output.games; ++game) {
+  const int end = output.first_game + output.games;
+  for (int game = output.first_game; game < end; ++game) {
     SLUICE_ASSIGN_OR_RETURN(std::string raw, GenerateGame(options, game));
     SLUICE_ASSIGN_OR_RETURN(std::string gz, GzipChunk(raw));
     const std::string name =
@@ -342,7 +345,7 @@ absl::StatusOr<GeneratedFiles> WriteGames(const GeneratorOptions& options,
     SLUICE_RETURN_IF_ERROR(
         internal::AppendTarMember(name, gz, absl::ToUnixSeconds(hour), tar));
     const bool last_in_tar =
-        (game + 1) % output.games_per_tar == 0 || game + 1 == output.games;
+        (game + 1) % output.games_per_tar == 0 || game + 1 == end;
     if (!last_in_tar) continue;
     internal::FinishTar(tar);
     const std::string tar_name = absl::FormatTime(

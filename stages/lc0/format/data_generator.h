@@ -69,6 +69,10 @@ struct OutputOptions {
   OutputMode mode = OutputMode::kLoose;
   std::string dir;  // created when missing
   int games = 1;
+  // Index of the first game written (games first_game .. first_game +
+  // games - 1), so several writers can split one data set; in tar mode a
+  // multiple of games_per_tar keeps archives whole.
+  int first_game = 0;
   // Tar mode: games per archive. Archives are named
   // training-run1-test80-YYYYMMDD-HHMM.tar, one hour apart from
   // 2025-01-01 00:00 UTC, so names sort chronologically.
@@ -85,7 +89,7 @@ struct GeneratedFiles {
   uint64_t file_bytes = 0;        // bytes written (tar headers included)
 };
 
-// Writes `output.games` games (game indices 0..games-1). Each file appears
+// Writes `output.games` games (from index output.first_game). Each file appears
 // atomically: written under a hidden temporary name in the same directory,
 // then renamed. Fails on bad options or I/O errors.
 absl::StatusOr<GeneratedFiles> WriteGames(const GeneratorOptions& options,

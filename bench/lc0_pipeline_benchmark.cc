@@ -1,0 +1,260 @@
+// End-to-end benchmark of the default lc0 training pipeline
+// (proto/examples/lc0_train.textproto) on generated tar data, against the
+// machine's ceiling for the same work.
+//
+//   build/bench/lc0_pipeline_benchmark [--games N] [--batches N]
+//                                      [--cache-dir DIR]
+//
+// Data: N games (default 2000) written once by the data generator into
+// DIR (default /tmp/sluice_lc0_bench_<N>), 100 games per tar, then read once
+// so the page cache is warm. For 1 and 2 worker threads it runs the
+// pipeline (batch 1024) and reports positions/s and batches/s in steady
+// state (after the first batch), the time to the first batch (reservoir
+// fill), peak RSS and each stage's load. The ceiling is the single-core
+// rate of gunzip + split (up-conversion) + tensor expansion over the same
+// chunks with no pipeline around it, times the thread count. Prints a table,
+// then one JSON line (prefixed "JSON ").
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/data_loader.h"
+#include "google/protobuf/text_format.h"
+#include "io/gzip.h"
+#include "io/tar_index.h"
+#include "stages/lc0/format/data_generator.h"
+#include "stages/lc0/format/record_validator.h"
+#include "stages/lc0/format/tensor_batch.h"
+#include "stages/lc0/format/tensor_expansion.h"
+#include "stages/stage_factory.h"
+
+namespace sluice::lc0 {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kBatchSize = 1024;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "lc0_pipeline_benchmark: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// The tar files of the data set, generating them first when absent.
+std::vector<std::string> EnsureData(const std::string& dir, int games) {
+  const std::string marker = dir + "/.complete";
+  if (!std::filesystem::exists(marker)) {
+    std::filesystem::remove_all(dir);
+    std::printf("generating %d games into %s ...\n", games, dir.c_str());
+    absl::StatusOr<GeneratedFiles> files = WriteGames(
+        {.seed = 1, .version = 6, .input_format = 1}, {.mode = OutputMode::kTar,
+                                                       .dir = dir,
+                                                       .games = games,
+                                                       .games_per_tar = 100});
+    if (!files.ok()) Die(files.status().ToString());
+    std::ofstream(marker) << games << "\n";
+  }
+  std::vector<std::string> tars;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".tar") tars.push_back(entry.path());
+  }
+  std::sort(tars.begin(), tars.end());
+  return tars;
+}
+
+// Every .gz member of `tars`, compressed (this also warms the page cache).
+std::vector<std::string> ReadChunks(const std::vector<std::string>& tars) {
+  std::vector<std::string> chunks;
+  for (const std::string& path : tars) {
+    const std::string bytes = ReadFile(path);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    absl::StatusOr<io::TarIndex> index = io::IndexTarFile(fd, bytes.size());
+    ::close(fd);
+    if (!index.ok()) Die(index.status().ToString());
+    for (const io::TarMember& member : index->members) {
+      chunks.push_back(bytes.substr(member.data_offset, member.size));
+    }
+  }
+  return chunks;
+}
+
+struct Ceiling {
+  double positions_per_second = 0;
+  uint64_t positions = 0;
+};
+
+// Single core: gunzip + split + expand every position of every chunk into
+// a reused batch, no pipeline.
+Ceiling MeasureCeiling(const std::vector<std::string>& chunks) {
+  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(kBatchSize);
+  absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
+  if (!batch.ok() || !expander.ok()) Die("cannot set up the ceiling run");
+  std::string raw;
+  V6TrainingRecord record;
+  Ceiling ceiling;
+  size_t slot = 0;
+  const auto start = Clock::now();
+  for (const std::string& chunk : chunks) {
+    if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
+    const ChunkCheck check = CheckChunk(raw);
+    for (size_t i = 0; i < check.record_count; ++i) {
+      UpconvertToV6(std::string_view(raw).substr(i * check.record_size,
+                                                 check.record_size),
+                    check.version, &record);
+      expander->Expand(record, &*batch, slot);
+      slot = (slot + 1) % kBatchSize;
+    }
+    ceiling.positions += check.record_count;
+  }
+  ceiling.positions_per_second =
+      ceiling.positions / Seconds(Clock::now() - start);
+  return ceiling;
+}
+
+// Peak resident set since the last reset, in MiB.
+double PeakRssMib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024;
+  }
+  return 0;
+}
+
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+struct RunResult {
+  unsigned threads = 0;
+  double first_batch_seconds = 0;
+  double positions_per_second = 0;
+  double batches_per_second = 0;
+  double peak_rss_mib = 0;
+  std::vector<std::pair<std::string, double>> loads;
+};
+
+DataLoaderConfig TrainConfig(const std::string& dir, unsigned threads) {
+  DataLoaderConfig config;
+  const std::string text = ReadFile("proto/examples/lc0_train.textproto");
+  if (text.empty() ||
+      !google::protobuf::TextFormat::ParseFromString(text, &config)) {
+    Die("cannot read proto/examples/lc0_train.textproto (run from the repo)");
+  }
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (!stage.has_file_path_provider()) continue;
+    stage.mutable_file_path_provider()->clear_directory();
+    stage.mutable_file_path_provider()->add_directory(dir);
+  }
+  config.set_worker_threads(threads);
+  return config;
+}
+
+RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
+  ResetPeakRss();
+  RunResult result;
+  result.threads = threads;
+  DataLoader loader(CreateStage);
+  loader.Configure(TrainConfig(dir, threads));
+  const auto start = Clock::now();
+  loader.Start();
+  if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+  const auto first = Clock::now();
+  result.first_batch_seconds = Seconds(first - start);
+  for (int i = 0; i < batches; ++i) {
+    if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+  }
+  const double seconds = Seconds(Clock::now() - first);
+  result.batches_per_second = batches / seconds;
+  result.positions_per_second = result.batches_per_second * kBatchSize;
+  loader.Stop();
+  result.peak_rss_mib = PeakRssMib();
+  const DataLoaderMetricsProto metrics = loader.GetMetrics();
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    result.loads.emplace_back(stage.name(), stage.load().load());
+  }
+  return result;
+}
+
+int Main(int argc, char** argv) {
+  int games = 2000;
+  int batches = 300;
+  std::string dir;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--games") {
+      games = std::atoi(argv[i + 1]);
+    } else if (flag == "--batches") {
+      batches = std::atoi(argv[i + 1]);
+    } else if (flag == "--cache-dir") {
+      dir = argv[i + 1];
+    } else {
+      Die("unknown flag " + flag);
+    }
+  }
+  if (dir.empty()) dir = "/tmp/sluice_lc0_bench_" + std::to_string(games);
+  const std::vector<std::string> tars = EnsureData(dir, games);
+  const std::vector<std::string> chunks = ReadChunks(tars);
+  const Ceiling ceiling = MeasureCeiling(chunks);
+  std::printf("data: %zu chunks, %lu positions in %zu tars (%s)\n",
+              chunks.size(), static_cast<unsigned long>(ceiling.positions),
+              tars.size(), dir.c_str());
+  std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n\n",
+              ceiling.positions_per_second);
+
+  std::printf("%-7s %12s %10s %12s %12s %7s %9s  %s\n", "threads",
+              "positions/s", "batches/s", "1st batch s", "ceiling", "ratio",
+              "peak MiB", "stage load");
+  std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
+  json += ",\"ceiling_1core_positions_per_second\":" +
+          std::to_string(ceiling.positions_per_second);
+  for (unsigned threads : {1u, 2u}) {
+    const RunResult run = RunPipeline(dir, threads, batches);
+    const double scaled = ceiling.positions_per_second * threads;
+    const double ratio = run.positions_per_second / scaled;
+    std::string loads;
+    for (const auto& [name, load] : run.loads) {
+      loads += name + "=" + std::to_string(load).substr(0, 4) + " ";
+    }
+    std::printf("%-7u %12.0f %10.1f %12.2f %12.0f %6.0f%% %9.0f  %s\n", threads,
+                run.positions_per_second, run.batches_per_second,
+                run.first_batch_seconds, scaled, 100 * ratio, run.peak_rss_mib,
+                loads.c_str());
+    const std::string key = ",\"t" + std::to_string(threads) + "_";
+    json += key + "positions_per_second\":" +
+            std::to_string(run.positions_per_second) + key +
+            "batches_per_second\":" + std::to_string(run.batches_per_second) +
+            key +
+            "first_batch_seconds\":" + std::to_string(run.first_batch_seconds) +
+            key + "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
+            "ceiling_ratio\":" + std::to_string(ratio);
+    for (const auto& [name, load] : run.loads) {
+      json += key + "load_" + name + "\":" + std::to_string(load);
+    }
+  }
+  std::printf("JSON %s}\n", json.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::lc0
+
+int main(int argc, char** argv) { return sluice::lc0::Main(argc, argv); }

@@ -1,0 +1,274 @@
+#include "bindings/cli/io_throughput.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "asio/co_spawn.hpp"
+#include "asio/io_context.hpp"
+#include "io/async_file_reader.h"
+
+namespace sluice::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+absl::Status OpenError(const std::string& path) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+}
+
+// A file descriptor closed on destruction.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Completion of the measuring coroutines: an exception leaves io.run().
+void RethrowErrors(std::exception_ptr error) {
+  if (error) std::rethrow_exception(error);
+}
+
+struct Block {
+  int fd;
+  uint64_t offset;
+};
+
+// Reads `blocks` with `queue_depth` coroutines sharing a cursor, through
+// sluice's AsyncFileReader on one executor thread.
+absl::Status ReadBlocksWithIoUring(const std::vector<Block>& blocks,
+                                   uint64_t block_size, unsigned queue_depth,
+                                   uint64_t* bytes) {
+  asio::io_context io(1);
+  io::AsyncFileReader reader(
+      io, {.use_io_uring = true, .queue_depth = std::max(queue_depth, 1u)});
+  if (!reader.uses_io_uring()) {
+    return absl::UnavailableError(
+        absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));
+  }
+  std::atomic<size_t> next{0};
+  absl::Status failure;
+  auto worker = [&]() -> asio::awaitable<void> {
+    std::vector<std::byte> buffer(block_size);
+    for (size_t i = next++; i < blocks.size(); i = next++) {
+      absl::StatusOr<size_t> got =
+          co_await reader.ReadAt(blocks[i].fd, blocks[i].offset, buffer);
+      if (!got.ok()) {
+        failure = got.status();
+        co_return;
+      }
+      *bytes += *got;
+    }
+  };
+  // `worker` outlives its coroutines: io.run() returns once all finished.
+  for (unsigned i = 0; i < queue_depth; ++i) {
+    asio::co_spawn(io, worker(), RethrowErrors);
+  }
+  io.run();
+  return failure;
+}
+
+}  // namespace
+
+const char* ReadMethodName(ReadMethod method) {
+  switch (method) {
+    case ReadMethod::kIoUring:
+      return "io_uring";
+    case ReadMethod::kPread:
+      return "pread";
+    case ReadMethod::kMmap:
+      return "mmap";
+  }
+  return "?";
+}
+
+absl::StatusOr<FileSet> CollectFiles(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  FileSet files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    const fs::file_status status = fs::status(path, error);
+    if (error || !fs::exists(status)) {
+      return absl::NotFoundError(
+          absl::StrCat("no such file or directory: '", path, "'"));
+    }
+    if (fs::is_regular_file(status)) {
+      files.paths.push_back(path);
+      continue;
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(path, error)) {
+      if (entry.is_regular_file(error)) files.paths.push_back(entry.path());
+    }
+  }
+  std::sort(files.paths.begin(), files.paths.end());
+  for (const std::string& path : files.paths) {
+    std::error_code error;
+    files.total_bytes += std::filesystem::file_size(path, error);
+  }
+  return files;
+}
+
+bool EvictFromPageCache(const FileSet& files) {
+  bool all = true;
+  for (const std::string& path : files.paths) {
+    const Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0 ||
+        posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED) != 0) {
+      all = false;
+    }
+  }
+  return all;
+}
+
+absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
+                                       uint64_t block_size,
+                                       unsigned queue_depth) {
+  std::vector<std::unique_ptr<Fd>> fds;
+  std::vector<Block> blocks;
+  for (const std::string& path : files.paths) {
+    auto fd = std::make_unique<Fd>(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd->get() < 0) return OpenError(path);
+    struct stat info;
+    fstat(fd->get(), &info);
+    for (uint64_t offset = 0; offset < static_cast<uint64_t>(info.st_size);
+         offset += block_size) {
+      blocks.push_back({fd->get(), offset});
+    }
+    fds.push_back(std::move(fd));
+  }
+  ReadResult result;
+  result.files = files.paths.size();
+  const auto start = Clock::now();
+  switch (method) {
+    case ReadMethod::kIoUring: {
+      absl::Status status =
+          ReadBlocksWithIoUring(blocks, block_size, queue_depth, &result.bytes);
+      if (!status.ok()) return status;
+      break;
+    }
+    case ReadMethod::kPread: {
+      std::vector<char> buffer(block_size);
+      for (const Block& block : blocks) {
+        const ssize_t got = pread(block.fd, buffer.data(), block_size,
+                                  static_cast<off_t>(block.offset));
+        if (got < 0) return absl::UnavailableError(std::strerror(errno));
+        result.bytes += got;
+      }
+      break;
+    }
+    case ReadMethod::kMmap: {
+      std::vector<char> buffer(block_size);
+      for (const auto& fd : fds) {
+        struct stat info;
+        fstat(fd->get(), &info);
+        if (info.st_size == 0) continue;
+        void* map =
+            mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
+        if (map == MAP_FAILED) return absl::UnavailableError("mmap failed");
+        for (uint64_t offset = 0; offset < static_cast<uint64_t>(info.st_size);
+             offset += block_size) {
+          const uint64_t length =
+              std::min<uint64_t>(block_size, info.st_size - offset);
+          std::memcpy(buffer.data(), static_cast<char*>(map) + offset, length);
+          result.bytes += length;
+        }
+        munmap(map, info.st_size);
+      }
+      break;
+    }
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+absl::StatusOr<ReadResult> MeasureSmallFiles(const FileSet& files,
+                                             ReadMethod method,
+                                             unsigned queue_depth) {
+  ReadResult result;
+  const auto start = Clock::now();
+  if (method == ReadMethod::kIoUring) {
+    asio::io_context io(1);
+    io::AsyncFileReader reader(
+        io, {.use_io_uring = true, .queue_depth = std::max(queue_depth, 1u)});
+    if (!reader.uses_io_uring()) {
+      return absl::UnavailableError(
+          absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));
+    }
+    std::atomic<size_t> next{0};
+    absl::Status failure;
+    auto worker = [&]() -> asio::awaitable<void> {
+      std::vector<std::byte> buffer;
+      for (size_t i = next++; i < files.paths.size(); i = next++) {
+        const Fd fd(open(files.paths[i].c_str(), O_RDONLY | O_CLOEXEC));
+        if (fd.get() < 0) {
+          failure = OpenError(files.paths[i]);
+          co_return;
+        }
+        struct stat info;
+        fstat(fd.get(), &info);
+        buffer.resize(info.st_size);
+        absl::StatusOr<size_t> got =
+            co_await reader.ReadFullyAt(fd.get(), 0, buffer);
+        if (!got.ok()) {
+          failure = got.status();
+          co_return;
+        }
+        result.bytes += *got;
+        ++result.files;
+      }
+    };
+    for (unsigned i = 0; i < queue_depth; ++i) {
+      asio::co_spawn(io, worker(), RethrowErrors);
+    }
+    io.run();
+    if (!failure.ok()) return failure;
+  } else {
+    std::vector<char> buffer;
+    for (const std::string& path : files.paths) {
+      const Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (fd.get() < 0) return OpenError(path);
+      struct stat info;
+      fstat(fd.get(), &info);
+      if (method == ReadMethod::kMmap) {
+        if (info.st_size > 0) {
+          void* map =
+              mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+          if (map == MAP_FAILED) return absl::UnavailableError("mmap failed");
+          buffer.resize(info.st_size);
+          std::memcpy(buffer.data(), map, info.st_size);
+          munmap(map, info.st_size);
+        }
+        result.bytes += info.st_size;
+      } else {
+        buffer.resize(info.st_size);
+        const ssize_t got = pread(fd.get(), buffer.data(), info.st_size, 0);
+        if (got < 0) return absl::UnavailableError(std::strerror(errno));
+        result.bytes += got;
+      }
+      ++result.files;
+    }
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace sluice::cli

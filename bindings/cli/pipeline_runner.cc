@@ -1,0 +1,162 @@
+#include "bindings/cli/pipeline_runner.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "bindings/cli/live_view.h"
+#include "engine/data_loader.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "stages/stage_factory.h"
+
+namespace sluice::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted.store(true); }
+
+// Installs Ctrl-C / SIGTERM handlers for its lifetime.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted.store(false);
+    previous_int_ = std::signal(SIGINT, OnSignal);
+    previous_term_ = std::signal(SIGTERM, OnSignal);
+  }
+  ~InterruptScope() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
+
+// Collects the first text-format parse error.
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (error.empty()) {
+      error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ",
+                           message);
+    }
+  }
+  std::string error;
+};
+
+}  // namespace
+
+void SetDataDirectory(const std::string& directory, DataLoaderConfig* config) {
+  for (StageConfig& stage : *config->mutable_stage()) {
+    if (!stage.has_file_path_provider()) continue;
+    stage.mutable_file_path_provider()->clear_directory();
+    stage.mutable_file_path_provider()->add_directory(directory);
+  }
+}
+
+bool StdoutIsInteractive() {
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) == 1 &&
+         (term == nullptr || std::string(term) != "dumb");
+}
+
+absl::StatusOr<DataLoaderConfig> LoadConfigFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::NotFoundError(absl::StrCat("cannot read config '", path, "'"));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  DataLoaderConfig config;
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text.str(), &config)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config '", path, "': ", errors.error));
+  }
+  return config;
+}
+
+absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
+                                          const RunLimits& limits,
+                                          std::ostream& out, bool interactive) {
+  std::ofstream metrics_json;
+  if (!limits.metrics_json_path.empty()) {
+    metrics_json.open(limits.metrics_json_path, std::ios::app);
+    if (!metrics_json) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot write metrics to '", limits.metrics_json_path, "'"));
+    }
+  }
+  DataLoader loader(CreateStage);
+  try {
+    loader.Configure(config);
+    loader.Start();
+  } catch (const ConfigError& error) {
+    return absl::InvalidArgumentError(error.what());
+  }
+  const InterruptScope interrupt_scope;
+  ChannelBase* output = *loader.pipeline().FindOutput("");
+  LiveView view(config, out, interactive);
+  RunReport report;
+  uint64_t last_written = UINT64_MAX;
+  const auto write_json = [&](const DataLoaderMetricsProto& metrics) {
+    if (!metrics_json.is_open() || metrics.snapshot_index() == last_written) {
+      return;
+    }
+    last_written = metrics.snapshot_index();
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(metrics, &json, options);
+    metrics_json << json << "\n";
+    metrics_json.flush();
+  };
+
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto next_render = start;
+  while (!g_interrupted.load()) {
+    const auto taken = output->TakeAndDiscard(std::chrono::milliseconds(50));
+    if (taken == ChannelBase::TakeResult::kEndOfStream) break;
+    if (taken == ChannelBase::TakeResult::kItem &&
+        ++report.batches == limits.max_batches) {
+      break;
+    }
+    const auto now = Clock::now();
+    if (limits.max_seconds > 0 &&
+        std::chrono::duration<double>(now - start).count() >=
+            limits.max_seconds) {
+      break;
+    }
+    if (now >= next_render) {
+      next_render = now + std::chrono::milliseconds(100);
+      const DataLoaderMetricsProto metrics = loader.GetMetrics();
+      view.Render(metrics);
+      write_json(metrics);
+    }
+  }
+  report.interrupted = g_interrupted.load();
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  loader.Stop();
+  report.final_metrics = loader.GetMetrics();
+  write_json(report.final_metrics);
+  view.PrintSummary(report.final_metrics);
+  if (absl::Status status = loader.pipeline().status(); !status.ok()) {
+    return status;
+  }
+  return report;
+}
+
+}  // namespace sluice::cli

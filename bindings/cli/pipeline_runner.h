@@ -1,0 +1,56 @@
+// Runs a pipeline for a person: pulls its first output, renders the live
+// view, stops on a limit, end of stream or Ctrl-C, and prints a summary.
+// Shared by `sluice run` and `sluice demo`.
+#ifndef SLUICE_BINDINGS_CLI_PIPELINE_RUNNER_H_
+#define SLUICE_BINDINGS_CLI_PIPELINE_RUNNER_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
+
+namespace sluice::cli {
+
+struct RunLimits {
+  // Stop after this many items of the output (0: no limit).
+  uint64_t max_batches = 0;
+  // Stop after this many seconds (0: no limit).
+  double max_seconds = 0;
+  // Append every metrics snapshot to this file as a JSON line ("" = none).
+  std::string metrics_json_path;
+};
+
+// What a run did, for callers that check it (tests, benchmarks).
+struct RunReport {
+  uint64_t batches = 0;
+  double seconds = 0;
+  DataLoaderMetricsProto final_metrics;
+  // Ended by Ctrl-C / SIGTERM.
+  bool interrupted = false;
+};
+
+// Reads a text-format DataLoaderConfig; a parse error names the file, the
+// line and the column.
+absl::StatusOr<DataLoaderConfig> LoadConfigFile(const std::string& path);
+
+// Runs `config` until a limit, end of stream, a failure or Ctrl-C; renders
+// live metrics to `out` (a redrawn table when `out` is a terminal, plain
+// lines otherwise) and a summary at the end. A bad config is an
+// InvalidArgument status; a pipeline failure an Internal status (after the
+// summary was printed).
+absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
+                                          const RunLimits& limits,
+                                          std::ostream& out, bool interactive);
+
+// Points every file_path_provider stage of `config` at `directory` only.
+void SetDataDirectory(const std::string& directory, DataLoaderConfig* config);
+
+// True when file descriptor 1 is a terminal and TERM is not "dumb".
+bool StdoutIsInteractive();
+
+}  // namespace sluice::cli
+
+#endif  // SLUICE_BINDINGS_CLI_PIPELINE_RUNNER_H_

@@ -1,0 +1,76 @@
+#include "bindings/cli/run_command.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/string_view.h"
+#include "bindings/cli/flags.h"
+#include "bindings/cli/pipeline_runner.h"
+
+namespace sluice::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
+    "                  [--metrics-json FILE] [--data DIR]\n"
+    "\n"
+    "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
+    "its first output, with a live view of every stage (plain lines when\n"
+    "stdout is not a terminal). Ctrl-C stops it and prints the summary.\n"
+    "\n"
+    "  --batches N         stop after N items of the output\n"
+    "  --seconds S         stop after S seconds\n"
+    "  --metrics-json FILE append every metrics snapshot as a JSON line\n"
+    "  --data DIR          read this directory: replaces the directories of\n"
+    "                      every file_path_provider stage\n";
+
+int UsageError(std::ostream& err, absl::string_view message) {
+  err << "sluice run: " << message << " (see sluice run --help)\n";
+  return 2;
+}
+
+}  // namespace
+
+int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
+                  std::ostream& err) {
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {"batches", "seconds", "metrics-json", "data"});
+  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (parsed->help) {
+    out << kUsage;
+    return 0;
+  }
+  if (parsed->positional.size() != 1) {
+    return UsageError(err, "expected exactly one CONFIG.textproto");
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  absl::StatusOr<int64_t> batches = IntFlag(*parsed, "batches", 0, 1, kMax);
+  absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 0, 1, kMax);
+  for (const auto* value : {&batches, &seconds}) {
+    if (!value->ok()) return UsageError(err, value->status().message());
+  }
+  absl::StatusOr<DataLoaderConfig> config =
+      LoadConfigFile(parsed->positional[0]);
+  if (!config.ok()) return UsageError(err, config.status().message());
+  if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
+    SetDataDirectory(data->second, &*config);
+  }
+  RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
+                   .max_seconds = static_cast<double>(*seconds)};
+  if (auto json = parsed->flags.find("metrics-json");
+      json != parsed->flags.end()) {
+    limits.metrics_json_path = json->second;
+  }
+  absl::StatusOr<RunReport> report =
+      RunWithLiveView(*config, limits, out, StdoutIsInteractive());
+  if (!report.ok()) {
+    if (report.status().code() == absl::StatusCode::kInvalidArgument) {
+      return UsageError(err, report.status().message());
+    }
+    err << "sluice run: " << report.status().message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,97 @@
+"""sluice.DataLoader: a pipeline, started, pulled from and observed."""
+
+import collections
+
+from sluice import _sluice
+from sluice._messages import parse_message
+from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
+from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
+from sluice.proto.stage_control_pb2 import (StageControlRequest,
+                                            StageControlResponse)
+
+Batch = collections.namedtuple(
+    "Batch", ["planes", "probs", "winner", "best_q", "plies_left"])
+Batch.__doc__ = """The training tuple of B positions (FORMAT.md): float32
+arrays planes (B, 112, 8, 8), probs (B, 1858), winner (B, 3), best_q (B, 3)
+and plies_left (B,). They view the engine's buffer without a copy and keep
+it alive; it is freed when the last of them is dropped."""
+
+
+class DataLoader:
+    """A sluice pipeline built from a DataLoaderConfig.
+
+    `config` is a DataLoaderConfig message, its serialized bytes or its
+    text format; a bad config raises ConfigError (a ValueError) naming the
+    stage and the field. Use it as a context manager (start on entry, stop
+    on exit) or call start() and stop(). Iterating yields get_next() items
+    until the pipeline ends. A loader that is garbage-collected without
+    stop() is stopped then.
+
+    Blocking calls release the GIL; get_next() checks for signals every
+    50 ms, so Ctrl-C raises KeyboardInterrupt promptly.
+    """
+
+    def __init__(self, config):
+        self._config = parse_message(config, DataLoaderConfig)
+        self._loader = _sluice.DataLoader(self._config.SerializeToString())
+
+    @property
+    def config(self):
+        """A copy of the DataLoaderConfig this loader was built from."""
+        return parse_message(self._config, DataLoaderConfig)
+
+    def start(self):
+        """Starts the pipeline; RuntimeError if it was started before."""
+        self._loader.start()
+
+    def stop(self):
+        """Stops the pipeline and joins its threads (idempotent).
+
+        Batches already handed out stay valid.
+        """
+        self._loader.stop()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.stop()
+
+    def get_next(self, output=""):
+        """Blocks until the next item of `output` ("" is the first output).
+
+        Returns a Batch for tensor outputs, an int for integer outputs, and
+        None once the output has ended or the loader was stopped. Raises
+        PipelineError (a RuntimeError) with the stage's message if the
+        pipeline failed, ConfigError for an unknown output, RuntimeError
+        before start().
+        """
+        item = self._loader.get_next(output)
+        if type(item) is tuple:
+            return Batch._make(item)
+        return item
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = self.get_next()
+        if item is None:
+            raise StopIteration
+        return item
+
+    def metrics(self):
+        """The latest metrics snapshot, a DataLoaderMetricsProto."""
+        return DataLoaderMetricsProto.FromString(self._loader.metrics())
+
+    def send_control_message(self, request):
+        """Sends a StageControlRequest (message, bytes or text) to every
+        stage; returns the list of StageControlResponse of those that
+        answered."""
+        request = parse_message(request, StageControlRequest)
+        return [
+            StageControlResponse.FromString(response)
+            for response in self._loader.send_control_message(
+                request.SerializeToString())
+        ]

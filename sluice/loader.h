@@ -1,0 +1,77 @@
+// sluice::Loader: a data-loading pipeline embedded in a C++ trainer.
+//
+//   sluice::Loader loader = sluice::Loader::FromConfigFile("train.textproto");
+//   loader.Start();
+//   while (std::optional<sluice::Batch> batch = loader.Next()) Train(*batch);
+//   loader.Stop();
+//
+// Threading: create, Start and Stop from one controlling thread. Next,
+// Metrics and SendControlMessage may be called from any number of other
+// threads at once; concurrent Next calls receive disjoint batches. Stop may
+// be called while other threads are blocked in Next: they return
+// std::nullopt. Never call any of them from a stage (an executor thread).
+//
+// Lifetime: the destructor stops the pipeline; batches stay valid after it.
+//
+// Errors: ConfigError (sluice/errors.h) for a bad config, naming the stage
+// and the field; PipelineError when the running pipeline failed, with the
+// failing stage's message. End of stream is not an error: Next returns
+// std::nullopt.
+#ifndef SLUICE_SLUICE_LOADER_H_
+#define SLUICE_SLUICE_LOADER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
+#include "proto/stage_control.pb.h"
+#include "sluice/batch.h"
+#include "sluice/errors.h"
+
+namespace sluice {
+
+class DataLoader;
+
+class Loader {
+ public:
+  // Builds the pipeline a config describes; throws ConfigError.
+  explicit Loader(const DataLoaderConfig& config);
+  // From a text-format DataLoaderConfig file; throws ConfigError (also when
+  // the file cannot be read or parsed, naming the line).
+  static Loader FromConfigFile(const std::string& path);
+  // From text-format DataLoaderConfig; throws ConfigError.
+  static Loader FromText(std::string_view text);
+  // From a serialized DataLoaderConfig; throws ConfigError.
+  static Loader FromSerialized(std::string_view bytes);
+
+  Loader(Loader&& other) noexcept;
+  Loader& operator=(Loader&& other) noexcept;
+  ~Loader();
+
+  // Starts the pipeline's threads and stages; once.
+  void Start();
+  // Stops everything; idempotent; returns in well under a second.
+  void Stop();
+
+  // Blocks until the next batch of output `output` ("" = the first); nullopt
+  // at end of stream or after Stop(). Throws PipelineError if the pipeline
+  // failed, ConfigError if the output does not carry tensor batches.
+  std::optional<Batch> Next(std::string_view output = "");
+
+  // The latest metrics snapshot (every stage, last interval and totals).
+  DataLoaderMetricsProto Metrics();
+  // Fans `request` out to every stage; the non-empty answers.
+  std::vector<StageControlResponse> SendControlMessage(
+      const StageControlRequest& request);
+
+ private:
+  std::unique_ptr<DataLoader> impl_;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_SLUICE_LOADER_H_

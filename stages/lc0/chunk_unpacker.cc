@@ -1,0 +1,180 @@
+#include "stages/lc0/chunk_unpacker.h"
+
+#include <numeric>
+#include <string_view>
+#include <utility>
+
+#include "asio/post.hpp"
+#include "asio/this_coro.hpp"
+#include "asio/use_awaitable.hpp"
+#include "engine/log.h"
+#include "engine/status_macros.h"
+#include "io/gzip.h"
+#include "stages/lc0/format/record_upconvert.h"
+#include "stages/lc0/format/record_validator.h"
+#include "stages/lc0/format/tensor_expansion.h"
+#include "stages/lc0/internal/stable_hash.h"
+
+namespace sluice::lc0 {
+namespace {
+
+// The skip reason of a Gunzip error (io/gzip.h).
+std::string_view GunzipSkipReason(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return "not_gzip";
+    case absl::StatusCode::kResourceExhausted:
+      return "decompressed_too_large";
+    default:
+      return "corrupt_gzip";
+  }
+}
+
+uint64_t StreamSeed(uint64_t seed, std::string_view stream) {
+  return HashCombine(seed, Fnv1a64(stream));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Stage>> ChunkUnpacker::Create(
+    const StageContext& context) {
+  const ChunkUnpackerConfig& config = context.config().chunk_unpacker();
+  if (config.parallelism() == 0) {
+    return context.FieldError("parallelism", "must be at least 1");
+  }
+  if (config.max_decompressed_bytes() == 0) {
+    return context.FieldError("max_decompressed_bytes", "must be at least 1");
+  }
+  if (absl::StatusOr<TensorExpander> format =
+          TensorExpander::Create(config.input_format());
+      !format.ok()) {
+    return context.FieldError("input_format",
+                              std::string(format.status().message()));
+  }
+  if (!(config.position_sampling_rate() > 0.0 &&
+        config.position_sampling_rate() <= 1.0)) {
+    return context.FieldError("position_sampling_rate", "must be in (0, 1]");
+  }
+  const ChunkUnpackerConfig::DiffFocus& focus = config.diff_focus();
+  absl::StatusOr<DiffFocus> diff_focus =
+      DiffFocus::Create({.min = focus.min(),
+                         .slope = focus.slope(),
+                         .q_weight = focus.q_weight(),
+                         .pol_scale = focus.pol_scale()});
+  if (!diff_focus.ok()) {
+    return context.FieldError("diff_focus",
+                              std::string(diff_focus.status().message()));
+  }
+  SLUICE_ASSIGN_OR_RETURN(Channel<Chunk> * input, context.SingleInput<Chunk>());
+  return std::unique_ptr<Stage>(
+      new ChunkUnpacker(context, config, *diff_focus, input));
+}
+
+ChunkUnpacker::ChunkUnpacker(const StageContext& context,
+                             const ChunkUnpackerConfig& config,
+                             DiffFocus diff_focus, Channel<Chunk>* input)
+    : Stage(context),
+      config_(config),
+      diff_focus_(diff_focus),
+      count_seed_(StreamSeed(context.seed(), "position_count")),
+      rate_seed_(StreamSeed(context.seed(), "position_sampling_rate")),
+      diff_focus_seed_(StreamSeed(context.seed(), "diff_focus")),
+      input_(input),
+      output_(AddOutput<Frame>("output", 256)) {}
+
+void ChunkUnpacker::Start(const StageRuntime& runtime) {
+  SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
+               [this](int) { return Work(); });
+}
+
+asio::awaitable<void> ChunkUnpacker::Work() {
+  std::string raw;
+  std::vector<Frame> frames;
+  while (std::optional<Chunk> chunk = co_await input_->Receive(load_meter())) {
+    Unpack(*chunk, &raw, &frames);
+    for (Frame& frame : frames) {
+      if (!co_await output_->Send(std::move(frame), load_meter())) co_return;
+      frames_emitted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    frames.clear();
+    // One chunk is one slice of CPU work: let other coroutines run.
+    co_await asio::post(co_await asio::this_coro::executor,
+                        asio::use_awaitable);
+  }
+}
+
+void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
+                           std::vector<Frame>* frames) {
+  chunks_received_.fetch_add(1, std::memory_order_relaxed);
+  if (absl::Status status =
+          io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
+      !status.ok()) {
+    CountSkip(GunzipSkipReason(status));
+    static RateLimiter limiter(absl::Seconds(5));
+    if (limiter.Allow()) {
+      LogWarning("stage ", name(), ": skipping chunk ", chunk.index_in_source,
+                 " of ", chunk.source_name, ": ", status.ToString());
+    }
+    return;
+  }
+  decompressed_bytes_.fetch_add(raw->size(), std::memory_order_relaxed);
+  const ChunkCheck check = CheckChunk(*raw);
+  if (check.reject) {
+    CountSkip(RejectReasonName(*check.reject));
+    return;
+  }
+  chunks_unpacked_.fetch_add(1, std::memory_order_relaxed);
+  records_.fetch_add(check.record_count, std::memory_order_relaxed);
+
+  const uint64_t game_id = chunk.id();
+  const uint64_t key = HashCombine(game_id, chunk.pass);
+  const auto record_count = static_cast<uint32_t>(check.record_count);
+  std::vector<uint32_t> candidates;
+  if (config_.position_count() > 0) {
+    candidates = ChoosePositions(count_seed_, key, record_count,
+                                 config_.position_count());
+  } else {
+    candidates.resize(record_count);
+    std::iota(candidates.begin(), candidates.end(), 0u);
+  }
+  uint64_t sampled_out = record_count - candidates.size();
+  const std::string_view records(*raw);
+  Frame frame;  // reused while records are dropped
+  for (const uint32_t i : candidates) {
+    if (!KeepWithProbability(config_.position_sampling_rate(), rate_seed_, key,
+                             i)) {
+      ++sampled_out;
+      continue;
+    }
+    if (!frame.record) frame = MakeFrame(game_id);
+    UpconvertToV6(records.substr(i * check.record_size, check.record_size),
+                  check.version, frame.record.get());
+    if (std::optional<RejectReason> reason =
+            CheckRecord(*frame.record, check.version, config_.input_format())) {
+      CountSkip(RejectReasonName(*reason));
+      continue;
+    }
+    if (!diff_focus_.Keep(*frame.record, diff_focus_seed_, key, i)) {
+      ++sampled_out;
+      continue;
+    }
+    frames->push_back(std::move(frame));
+    frame = Frame{};
+  }
+  sampled_out_.fetch_add(sampled_out, std::memory_order_relaxed);
+}
+
+void ChunkUnpacker::AddMetrics(StageMetricProto& metrics) {
+  ChunkUnpackerMetricsProto* unpacker = metrics.mutable_chunk_unpacker();
+  auto take = [](std::atomic<uint64_t>& counter) {
+    return counter.exchange(0, std::memory_order_relaxed);
+  };
+  unpacker->set_chunks_received(take(chunks_received_));
+  unpacker->set_chunks_unpacked(take(chunks_unpacked_));
+  unpacker->set_decompressed_bytes(take(decompressed_bytes_));
+  unpacker->set_records(take(records_));
+  unpacker->set_positions_sampled_out(take(sampled_out_));
+  unpacker->set_frames_emitted(take(frames_emitted_));
+}
+
+}  // namespace sluice::lc0

@@ -1,0 +1,96 @@
+// ChunkWindow: the bookkeeping of ShufflingChunkPool, without I/O or
+// threads: indexed sources numbered chronologically, the window of the
+// newest `capacity` chunks, a stream shuffler over that dynamic range, and
+// the anchor.
+//
+//   ChunkWindow window(/*capacity=*/1000, /*single_pass=*/false, seed);
+//   window.Add(indexed_source);           // newest; evicts what falls out
+//   std::optional<ChunkWindow::Draw> next = window.Next();
+//
+// Chunks are numbered globally in the order their sources were added:
+// source s holds [base_s, base_s + size_s). The window is [low, end) with
+// end the next number and low = end - capacity (never below 0); sources
+// wholly below low are dropped. Next() draws uniformly among the numbers of
+// the current pass not drawn yet (numbers that fell below low are skipped),
+// so every chunk of the window comes out exactly once per pass, and chunks
+// added mid-pass join it. When a pass runs out, a new one starts over the
+// current window (single-pass mode: never). Deterministic given the seed
+// and the sequence of calls. Not thread-safe.
+#ifndef SLUICE_STAGES_LC0_INTERNAL_CHUNK_WINDOW_H_
+#define SLUICE_STAGES_LC0_INTERNAL_CHUNK_WINDOW_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stages/lc0/chunk.h"
+#include "stages/lc0/internal/stable_hash.h"
+
+namespace sluice::lc0 {
+
+class ChunkWindow {
+ public:
+  // One drawn chunk: chunk `local_index` (< source->size()) of `source`.
+  struct Draw {
+    std::shared_ptr<const ChunkSource> source;
+    size_t local_index = 0;
+    uint64_t pass = 0;
+  };
+
+  // `capacity` is ignored in single-pass mode (nothing is evicted).
+  ChunkWindow(uint64_t capacity, bool single_pass, uint64_t seed);
+
+  // Adds an indexed source as the newest (sources without chunks are
+  // ignored), then drops the oldest sources wholly outside the window.
+  void Add(std::shared_ptr<const ChunkSource> source);
+
+  // The next chunk; nullopt when the window is empty, or in single-pass
+  // mode once every chunk added so far has been drawn.
+  std::optional<Draw> Next();
+
+  // Anchors: the anchor is a source name (the sort key); chunks since the
+  // anchor are those of sources added with a greater name.
+  // Sets the anchor to the greatest source name in the window and the count
+  // to zero.
+  void ResetAnchor();
+  // Sets the anchor to `key`; the count restarts from the chunks in the
+  // window whose sources sort after `key`.
+  void SetAnchor(std::string key);
+  const std::string& anchor() const { return anchor_; }
+  uint64_t chunks_since_anchor() const { return chunks_since_anchor_; }
+
+  size_t sources() const { return sources_.size(); }
+  uint64_t chunks() const { return end_ - low_; }
+  // Passes completed (a new pass started over the window).
+  uint64_t passes() const { return pass_; }
+  // Chunks that left the window, since construction.
+  uint64_t chunks_dropped() const { return dropped_; }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const ChunkSource> source;
+    uint64_t base = 0;
+  };
+
+  // Removes pending numbers below low_ when they make up most of it.
+  void MaybeCompact();
+
+  const uint64_t capacity_;
+  const bool single_pass_;
+  StableRandom random_;
+  std::deque<Entry> sources_;  // by base, oldest first
+  uint64_t low_ = 0;
+  uint64_t end_ = 0;
+  uint64_t pass_ = 0;
+  uint64_t dropped_ = 0;
+  std::vector<uint64_t> pending_;  // numbers of this pass not drawn yet
+  std::string anchor_;
+  uint64_t chunks_since_anchor_ = 0;
+};
+
+}  // namespace sluice::lc0
+
+#endif  // SLUICE_STAGES_LC0_INTERNAL_CHUNK_WINDOW_H_

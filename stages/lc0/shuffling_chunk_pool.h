@@ -1,0 +1,120 @@
+// ShufflingChunkPool: keeps the newest `chunk_pool_size` chunks and hands
+// them out in random order, each exactly once per pass. Input: one channel
+// of lc0::ChunkSourceItem (unindexed sources); output "output" of
+// lc0::Chunk.
+//
+// Start-up: sources of the initial scan are collected until the end-of-scan
+// marker (or the first new file, or the end of the input), sorted by name,
+// and indexed newest first, `indexing_parallelism` at a time, until the
+// window is full; older ones are never indexed (counted in
+// `sources_skipped_at_startup`). Only then does output start. Later sources
+// are indexed as they arrive and join the window as the newest; the oldest
+// whole sources that fall out of it are dropped (`chunks_dropped`).
+//
+// Output: a stream shuffler over the window (internal/chunk_window.h) draws
+// chunk numbers; `reader_parallelism` reader coroutines read them through
+// the executor's io_uring reader, so that many reads are in flight; chunks
+// leave in draw order, which makes the output a function of the seed
+// (StageContext::seed() and the stage name) and of the arrival of sources,
+// whatever the thread count. When a pass ends, a new one starts over the
+// current window (`passes`). Chunks that cannot be read are skipped and
+// counted by reason (ReadSkipReason in chunk.h), as are damaged tars
+// (IndexSkipReason; their good members are kept).
+//
+// single_pass: no window; every chunk of every source received is emitted
+// exactly once, then the output closes once the input has closed.
+// Otherwise the output never ends while the window holds chunks; it closes
+// when the input closed with no chunk at all.
+//
+// Control(): ShufflingChunkPoolControlRequest resets the anchor (to the
+// newest source name in the window) or sets it to a given source name; the
+// response carries the anchor and the chunks taken in from sources that
+// sort after it. Stop() ends every coroutine promptly.
+#ifndef SLUICE_STAGES_LC0_SHUFFLING_CHUNK_POOL_H_
+#define SLUICE_STAGES_LC0_SHUFFLING_CHUNK_POOL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "stages/lc0/chunk.h"
+#include "stages/lc0/internal/chunk_window.h"
+
+namespace sluice::lc0 {
+
+class ShufflingChunkPool final : public Stage {
+ public:
+  // Validates the config and needs one input of ChunkSourceItem.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+  void Stop() override;
+  std::optional<StageControlResponse> Control(
+      const StageControlRequest& request) override;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  struct IndexJob {
+    std::shared_ptr<ChunkSource> source;
+    bool initial = false;
+  };
+  struct ReadJob {
+    ChunkWindow::Draw draw;
+  };
+
+  ShufflingChunkPool(const StageContext& context,
+                     const ShufflingChunkPoolConfig& config,
+                     Channel<ChunkSourceItem>* input);
+  asio::awaitable<void> Intake();
+  // Indexes the initial sources newest first until the window is full and
+  // adds them to it; false when the stage was stopped.
+  asio::awaitable<bool> IndexInitial(
+      std::vector<std::shared_ptr<ChunkSource>> sources);
+  asio::awaitable<void> Indexer();
+  asio::awaitable<void> Emitter();
+  asio::awaitable<void> Reader(int index);
+  // Draws the next chunk if output may start; nullopt when there is none
+  // now. Sets `finished` when no chunk will ever come again.
+  std::optional<ChunkWindow::Draw> DrawNext(bool& finished);
+  void Wake();
+
+  const ShufflingChunkPoolConfig config_;
+  const int readers_;
+  Channel<ChunkSourceItem>* const input_;
+  Channel<Chunk>* const output_;
+  io::AsyncFileReader* reader_ = nullptr;  // set in Start()
+
+  // Private channels: work for the indexers, initial results, a wake-up
+  // token for the emitter, one job and one result channel per reader.
+  Channel<IndexJob> to_index_;
+  Channel<std::shared_ptr<ChunkSource>> initial_indexed_;
+  Channel<bool> wakeup_;
+  std::vector<std::unique_ptr<Channel<ReadJob>>> read_jobs_;
+  std::vector<std::unique_ptr<Channel<absl::StatusOr<Chunk>>>> read_results_;
+
+  std::mutex mu_;  // guards the members below
+  ChunkWindow window_;
+  bool initial_done_ = false;
+  bool input_done_ = false;
+  int indexing_in_flight_ = 0;  // new sources not yet in the window
+  uint64_t reported_passes_ = 0;
+  uint64_t reported_dropped_ = 0;
+
+  LoadMeter indexing_meter_;
+  std::atomic<uint64_t> read_errors_{0};
+  std::atomic<uint64_t> chunks_emitted_{0};
+  std::atomic<uint64_t> bytes_emitted_{0};
+  std::atomic<uint64_t> sources_indexed_{0};
+  std::atomic<uint64_t> sources_skipped_at_startup_{0};
+};
+
+}  // namespace sluice::lc0
+
+#endif  // SLUICE_STAGES_LC0_SHUFFLING_CHUNK_POOL_H_

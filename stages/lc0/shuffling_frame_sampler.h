@@ -1,0 +1,80 @@
+// ShufflingFrameSampler: shuffles a stream of frames through a reservoir.
+// Input and output "output": lc0::Frame.
+//
+//   stage {
+//     name: "sampler"  input: "unpacker"
+//     shuffling_frame_sampler { reservoir_size: 1000000 min_fill: 100000 }
+//   }
+//
+// Promises:
+// - Nothing is emitted until `min_fill` frames are in; while the input is
+//   open the reservoir never drains below `min_fill` (0: a frame may pass
+//   straight through).
+// - Once the reservoir holds `reservoir_size` frames, each incoming frame
+//   takes the slot of a uniformly chosen resident, which is emitted
+//   (waiting for room downstream).
+// - Between the two, after each incoming frame the sampler emits uniformly
+//   chosen residents while the output has room and the reservoir is above
+//   `min_fill`; when the output is full it keeps the frame instead, so the
+//   reservoir grows towards `reservoir_size` while downstream is the
+//   bottleneck. With min_fill == reservoir_size (the default) the output is
+//   a pure function of the input order and the seed.
+// - When the input ends, every resident is emitted in random order, then
+//   the output closes: a finite stream loses nothing and duplicates nothing.
+// - Each instance owns its generator, seeded from the pipeline seed and the
+//   stage name, so parallel samplers are independent and reproducible.
+// - One coroutine; it yields to the executor every few thousand frames.
+//   Stop() ends it at its next channel wait.
+#ifndef SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
+#define SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "stages/lc0/frame.h"
+#include "stages/lc0/internal/stable_hash.h"
+
+namespace sluice::lc0 {
+
+class ShufflingFrameSampler final : public Stage {
+ public:
+  // Errors: reservoir_size 0, min_fill above reservoir_size, an input that
+  // is not one channel of Frame.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  ShufflingFrameSampler(const StageContext& context, uint64_t reservoir_size,
+                        uint64_t min_fill, Channel<Frame>* input);
+  asio::awaitable<void> Run();
+  // Emits residents without waiting while the output has room and the
+  // reservoir is above min_fill.
+  void EmitWhileRoom();
+  // Removes resident `slot` (the last one takes its place).
+  Frame TakeSlot(size_t slot);
+  void UpdateFill();
+
+  const uint64_t reservoir_size_;
+  const uint64_t min_fill_;
+  Channel<Frame>* const input_;
+  Channel<Frame>* const output_;
+  // Touched only by the one coroutine.
+  std::vector<Frame> reservoir_;
+  StableRandom random_;
+  std::atomic<uint64_t> fill_{0};
+  std::atomic<uint64_t> received_{0};
+  std::atomic<uint64_t> emitted_{0};
+};
+
+}  // namespace sluice::lc0
+
+#endif  // SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_

@@ -1,0 +1,90 @@
+// TensorGenerator: batches frames into the five training tensors (FORMAT.md,
+// "The training tuple"), bit for bit as the reference reader. Input:
+// lc0::Frame; output "output": lc0::TensorBatch.
+//
+//   stage {
+//     name: "tensors"  input: "sampler"
+//     tensor_generator { batch_size: 1024 input_format: 3 }
+//   }
+//   std::optional<lc0::TensorBatch> batch = loader.GetNext<lc0::TensorBatch>();
+//
+// Promises:
+// - Each batch is one 64-byte-aligned allocation, written in place and
+//   handed downstream by move (TensorBatch is a move-only owner): no copy.
+// - Batches hold `batch_size` positions; when the input ends, the last
+//   positions go out as one partial batch with its true size (each of the
+//   `parallelism` coroutines may emit one), so a finite stream (eval) yields
+//   every position exactly once. An empty remainder emits nothing.
+// - Frames of another input format than `input_format` are dropped and
+//   counted (`unexpected_input_format`).
+// - Metrics: batches, positions, and shuffle quality over the last
+//   interval's batches: distinct games per batch (mean, min) and the largest
+//   number of positions of one game in a batch (mean, max).
+// - Stop() ends every coroutine at its next channel wait.
+#ifndef SLUICE_STAGES_LC0_TENSOR_GENERATOR_H_
+#define SLUICE_STAGES_LC0_TENSOR_GENERATOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "stages/lc0/format/tensor_batch.h"
+#include "stages/lc0/format/tensor_expansion.h"
+#include "stages/lc0/frame.h"
+
+namespace sluice::lc0 {
+
+// Shuffle quality of one batch, from its game ids.
+struct BatchQuality {
+  uint64_t distinct_games = 0;
+  // The largest number of positions of one game.
+  uint64_t max_positions_per_game = 0;
+};
+
+// The shuffle quality of a batch whose positions come from `game_ids`.
+BatchQuality MeasureBatchQuality(std::span<const uint64_t> game_ids);
+
+class TensorGenerator final : public Stage {
+ public:
+  // Errors: batch_size 0, parallelism 0, an unsupported input_format, an
+  // input that is not one channel of Frame.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  // Shuffle quality summed over the batches since the last flush.
+  struct QualityTotals {
+    uint64_t batches = 0;
+    uint64_t distinct_sum = 0;
+    uint64_t distinct_min = 0;
+    uint64_t max_positions_sum = 0;
+    uint64_t max_positions_max = 0;
+  };
+
+  TensorGenerator(const StageContext& context,
+                  const TensorGeneratorConfig& config, TensorExpander expander,
+                  Channel<Frame>* input);
+  asio::awaitable<void> Build();
+  void RecordBatch(const TensorBatch& batch);
+
+  const TensorGeneratorConfig config_;
+  const TensorExpander expander_;
+  Channel<Frame>* const input_;
+  Channel<TensorBatch>* const output_;
+  std::mutex mu_;
+  QualityTotals quality_;  // guarded by mu_
+  std::atomic<uint64_t> positions_{0};
+};
+
+}  // namespace sluice::lc0
+
+#endif  // SLUICE_STAGES_LC0_TENSOR_GENERATOR_H_

@@ -1,0 +1,225 @@
+// The `sluice` subcommands run in-process: argument errors, demo, run,
+// bench io and bench pipeline on a tiny generated data set.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindings/cli/bench_command.h"
+#include "bindings/cli/demo_command.h"
+#include "bindings/cli/pipeline_runner.h"
+#include "bindings/cli/run_command.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "stages/lc0/default_pipeline.h"
+#include "stages/lc0/format/data_generator.h"
+
+namespace sluice::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+template <typename Command>
+Result Invoke(Command command, const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = command(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A tiny data set shared by the tests: 40 games in 4 tars.
+class CommandsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // One directory per process: ctest runs each test in its own process,
+    // several at once.
+    data_ = new std::string(
+        (fs::path(::testing::TempDir()) /
+         ("sluice_commands_test_data_" + std::to_string(getpid())))
+            .string());
+    fs::remove_all(*data_);
+    auto files = lc0::WriteGames({.seed = 5}, {.mode = lc0::OutputMode::kTar,
+                                               .dir = *data_,
+                                               .games = 40,
+                                               .games_per_tar = 10});
+    ASSERT_TRUE(files.ok()) << files.status();
+    positions_ = files->positions;
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*data_);
+    delete data_;
+  }
+  static std::string* data_;
+  static uint64_t positions_;
+};
+std::string* CommandsTest::data_ = nullptr;
+uint64_t CommandsTest::positions_ = 0;
+
+google::protobuf::Struct ParseJson(const std::string& text) {
+  google::protobuf::Struct parsed;
+  const auto status =
+      google::protobuf::util::JsonStringToMessage(text, &parsed);
+  EXPECT_TRUE(status.ok()) << status << "\n" << text;
+  return parsed;
+}
+
+TEST_F(CommandsTest, ArgumentErrorsAreOneLineAndExitTwo) {
+  const std::vector<std::pair<Result, std::string>> cases = {
+      {Invoke(RunRunCommand, {}), "sluice run: expected exactly one"},
+      {Invoke(RunRunCommand, {"a.textproto", "--bogus", "1"}),
+       "sluice run: unknown flag --bogus"},
+      {Invoke(RunRunCommand, {"/nonexistent.textproto"}),
+       "sluice run: cannot read config"},
+      {Invoke(RunDemoCommand, {"--seconds", "zero"}),
+       "sluice demo: bad value 'zero' for --seconds"},
+      {Invoke(RunDemoCommand, {"extra"}), "sluice demo: unexpected argument"},
+      {Invoke(RunBenchCommand, {}), "sluice bench: expected io or pipeline"},
+      {Invoke(RunBenchCommand, {"disk"}), "sluice bench: unknown benchmark"},
+      {Invoke(RunBenchCommand, {"io"}), "sluice bench io: expected PATH"},
+      {Invoke(RunBenchCommand, {"io", "/nonexistent"}),
+       "sluice bench io: no such file"},
+      {Invoke(RunBenchCommand, {"io", "/tmp", "--json=yes"}),
+       "sluice bench io: flag --json takes no value"},
+      {Invoke(RunBenchCommand, {"pipeline", "--threads", "1,x"}),
+       "sluice bench pipeline: bad value '1,x' for --threads"},
+  };
+  for (const auto& [result, message] : cases) {
+    EXPECT_EQ(result.code, 2) << message;
+    EXPECT_THAT(result.err, HasSubstr(message));
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << result.err;
+  }
+}
+
+TEST_F(CommandsTest, EverySubcommandHasHelp) {
+  for (const Result& result :
+       {Invoke(RunRunCommand, {"--help"}), Invoke(RunDemoCommand, {"--help"}),
+        Invoke(RunBenchCommand, {"--help"}),
+        Invoke(RunBenchCommand, {"io", "-h"}),
+        Invoke(RunBenchCommand, {"pipeline", "--help"})}) {
+    EXPECT_EQ(result.code, 0);
+    EXPECT_THAT(result.out, HasSubstr("usage: sluice"));
+  }
+}
+
+TEST_F(CommandsTest, RunReportsABadConfigWithItsLine) {
+  const fs::path config = fs::path(::testing::TempDir()) / "bad.textproto";
+  std::ofstream(config) << "stage {\n  name: \"x\"\n  bogus_field: 1\n}\n";
+  const Result result = Invoke(RunRunCommand, {config.string()});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_THAT(result.err, HasSubstr("line 3"));
+}
+
+TEST_F(CommandsTest, GeneratedDataIsReadByTheEvalPipeline) {
+  auto config = lc0::MakePipeline(
+      {.directories = {*data_}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(config.ok()) << config.status();
+  std::ostringstream out;
+  auto report = RunWithLiveView(*config, {}, out, /*interactive=*/false);
+  ASSERT_TRUE(report.ok()) << report.status();
+  uint64_t positions = 0;
+  for (const auto& stage : report->final_metrics.total_stage_metrics()) {
+    positions += stage.tensor_generator().positions();
+  }
+  EXPECT_EQ(positions, positions_);
+  EXPECT_THAT(out.str(), HasSubstr("summary:"));
+}
+
+TEST_F(CommandsTest, DemoRunsAndSummarisesWithoutEscapeCodes) {
+  const Result result =
+      Invoke(RunDemoCommand, {"--data", *data_, "--seconds", "3"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("summary:"));
+  EXPECT_THAT(result.out, HasSubstr("bottleneck:"));
+  EXPECT_THAT(result.out, Not(HasSubstr("\x1b")));
+  EXPECT_THAT(result.out, Not(HasSubstr(" 0 positions/s on average")));
+}
+
+TEST_F(CommandsTest, RunWritesMetricsAsJsonLines) {
+  const fs::path dir = fs::path(::testing::TempDir());
+  const fs::path config = dir / "count.textproto";
+  std::ofstream(config) << R"pb(
+    metrics_interval_seconds: 0.05
+    stage {
+      name: "source"
+      counting_source { count: 100000 }
+    }
+    stage {
+      name: "pass"
+      input: "source"
+      pass_through {}
+    }
+  )pb";
+  const fs::path json = dir / "metrics.jsonl";
+  fs::remove(json);
+  const Result result = Invoke(
+      RunRunCommand,
+      {config.string(), "--batches", "50000", "--metrics-json", json.string()});
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::ifstream lines(json);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    const google::protobuf::Struct parsed = ParseJson(line);
+    EXPECT_TRUE(parsed.fields().contains("stage_metrics"));
+    ++count;
+  }
+  EXPECT_GE(count, 1);
+}
+
+TEST_F(CommandsTest, BenchIoJsonHasTheDocumentedKeys) {
+  const Result result = Invoke(RunBenchCommand, {"io", *data_, "--json"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const google::protobuf::Struct parsed = ParseJson(result.out);
+  for (const char* key :
+       {"files", "bytes", "queue_depth", "cold_cache_method", "results"}) {
+    EXPECT_TRUE(parsed.fields().contains(key)) << key;
+  }
+  const auto& results = parsed.fields().at("results").list_value().values();
+  ASSERT_FALSE(results.empty());
+  std::set<std::string> methods;
+  for (const auto& row : results) {
+    const auto& fields = row.struct_value().fields();
+    for (const char* key : {"mode", "method", "block_bytes", "cache",
+                            "gb_per_s", "files_per_s"}) {
+      EXPECT_TRUE(fields.contains(key)) << key;
+    }
+    methods.insert(fields.at("method").string_value());
+  }
+  EXPECT_EQ(methods, (std::set<std::string>{"io_uring", "pread", "mmap"}));
+}
+
+TEST_F(CommandsTest, BenchPipelineJsonHasTheDocumentedKeys) {
+  const Result result =
+      Invoke(RunBenchCommand, {"pipeline", "--data", *data_, "--threads", "1",
+                               "--seconds", "1", "--batches", "3", "--json"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const google::protobuf::Struct parsed = ParseJson(result.out);
+  const auto& runs = parsed.fields().at("runs").list_value().values();
+  ASSERT_EQ(runs.size(), 1);
+  const auto& fields = runs[0].struct_value().fields();
+  for (const char* key : {"threads", "positions_per_s", "batches_per_s",
+                          "first_batch_s", "peak_rss_bytes", "stage_load"}) {
+    EXPECT_TRUE(fields.contains(key)) << key;
+  }
+  EXPECT_GT(fields.at("peak_rss_bytes").number_value(), 0);
+  EXPECT_TRUE(
+      fields.at("stage_load").struct_value().fields().contains("tensors"));
+}
+
+}  // namespace
+}  // namespace sluice::cli

@@ -1,0 +1,191 @@
+#include "sluice/loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+#include "stages/lc0/format/data_generator.h"
+#include "tests/testing/npz_reader.h"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A fresh directory holding copies of the given golden chunks.
+std::string GoldenDirectory(const std::string& name,
+                            const std::vector<std::string>& fixtures) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("sluice_api_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const std::string& fixture : fixtures) {
+    fs::copy_file("tests/data/golden/" + fixture + ".gz",
+                  dir / (fixture + ".gz"));
+  }
+  return dir.string();
+}
+
+// proto/examples/lc0_{eval,train}.textproto reading `directory`.
+DataLoaderConfig ExampleConfig(const std::string& name,
+                               const std::string& directory) {
+  std::ifstream file("proto/examples/" + name + ".textproto");
+  std::stringstream text;
+  text << file.rdbuf();
+  DataLoaderConfig config;
+  EXPECT_TRUE(
+      google::protobuf::TextFormat::ParseFromString(text.str(), &config));
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (!stage.has_file_path_provider()) continue;
+    stage.mutable_file_path_provider()->clear_directory();
+    stage.mutable_file_path_provider()->add_directory(directory);
+  }
+  config.set_worker_threads(2);
+  return config;
+}
+
+DataLoaderConfig EvalConfig(const std::string& directory, uint64_t batch_size) {
+  DataLoaderConfig config = ExampleConfig("lc0_eval", directory);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_tensor_generator()) {
+      stage.mutable_tensor_generator()->set_batch_size(batch_size);
+    }
+  }
+  return config;
+}
+
+// The planes rows of the golden fixture, as strings, sorted.
+std::vector<std::string> GoldenPlaneRows(const std::string& fixture) {
+  auto npz = testing::ReadNpz("tests/data/golden/" + fixture + ".npz");
+  EXPECT_TRUE(npz.ok()) << npz.status();
+  const testing::NpyArray& planes = npz->at("planes");
+  const size_t row = planes.data.size() / planes.shape[0];
+  std::vector<std::string> rows;
+  for (int64_t i = 0; i < planes.shape[0]; ++i) {
+    rows.push_back(planes.data.substr(i * row, row));
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+std::vector<std::string> PlaneRows(const Batch& batch) {
+  const Tensor& planes = batch.tensor("planes");
+  const size_t row = planes.bytes / batch.size();
+  std::vector<std::string> rows;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    rows.emplace_back(reinterpret_cast<const char*>(planes.data) + i * row,
+                      row);
+  }
+  return rows;
+}
+
+TEST(LoaderTest, BatchOutlivesTheLoaderAndMatchesTheGoldenTensors) {
+  std::optional<Batch> batch;
+  {
+    Loader loader(EvalConfig(GoldenDirectory("outlive", {"v6_fmt1_a"}), 64));
+    loader.Start();
+    batch = loader.Next();
+    ASSERT_TRUE(batch.has_value());
+    EXPECT_EQ(loader.Next(), std::nullopt);
+  }  // the loader is gone; the batch's buffer is not
+  ASSERT_EQ(batch->size(), 16u);
+  EXPECT_EQ(batch->tensor("planes").shape,
+            (std::vector<int64_t>{16, 112, 8, 8}));
+  EXPECT_EQ(batch->tensor("probs").shape, (std::vector<int64_t>{16, 1858}));
+  EXPECT_EQ(batch->tensor("winner").shape, (std::vector<int64_t>{16, 3}));
+  EXPECT_EQ(batch->tensor("best_q").shape, (std::vector<int64_t>{16, 3}));
+  EXPECT_EQ(batch->tensor("plies_left").shape, (std::vector<int64_t>{16}));
+  std::vector<std::string> rows = PlaneRows(*batch);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, GoldenPlaneRows("v6_fmt1_a"));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(batch->tensor("planes").data) % 64, 0u);
+  EXPECT_THROW(batch->tensor("nope"), std::out_of_range);
+}
+
+TEST(LoaderTest, ConcurrentConsumersGetDisjointBatches) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "sluice_api_threads";
+  fs::remove_all(dir);
+  auto written = lc0::WriteGames({.seed = 3}, {.mode = lc0::OutputMode::kTar,
+                                               .dir = dir.string(),
+                                               .games = 30,
+                                               .games_per_tar = 10});
+  ASSERT_TRUE(written.ok()) << written.status();
+  Loader loader(EvalConfig(dir.string(), 32));
+  loader.Start();
+  std::mutex mu;
+  std::vector<Batch> batches;
+  std::vector<std::thread> consumers;
+  for (int i = 0; i < 4; ++i) {
+    consumers.emplace_back([&] {
+      while (std::optional<Batch> batch = loader.Next()) {
+        std::lock_guard lock(mu);
+        batches.push_back(std::move(*batch));
+      }
+    });
+  }
+  for (std::thread& consumer : consumers) consumer.join();
+  uint64_t positions = 0;
+  std::set<const void*> buffers;
+  for (const Batch& batch : batches) {
+    positions += batch.size();
+    EXPECT_TRUE(buffers.insert(batch.buffer().get()).second);
+  }
+  EXPECT_EQ(positions, written->positions);
+}
+
+TEST(LoaderTest, StopWakesAConsumerBlockedInNext) {
+  const std::string empty = GoldenDirectory("empty", {});
+  Loader loader(ExampleConfig("lc0_train", empty));
+  loader.Start();
+  std::optional<Batch> got;
+  std::thread consumer([&] { got = loader.Next(); });
+  // The consumer blocks: watch mode on an empty directory never yields.
+  loader.Stop();
+  consumer.join();
+  EXPECT_EQ(got, std::nullopt);
+}
+
+TEST(LoaderTest, ErrorsAreTypedExceptions) {
+  EXPECT_THROW(Loader::FromText("stage { name: \"x\" bogus: 1 }"), ConfigError);
+  try {
+    Loader::FromText("stage {\n name: \"x\"\n}\n");
+    FAIL();
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("stage 'x'"));
+  }
+  EXPECT_THROW(Loader::FromSerialized("\xff\xff\xff"), ConfigError);
+  EXPECT_THROW(Loader::FromConfigFile("/nonexistent.textproto"), ConfigError);
+  Loader counting =
+      Loader::FromText("stage { name: \"n\" counting_source { count: 3 } }");
+  counting.Start();
+  EXPECT_THROW(counting.Next(), ConfigError);
+}
+
+TEST(LoaderTest, MetricsAndControlReachTheStages) {
+  Loader loader(EvalConfig(GoldenDirectory("metrics", {"v6_fmt2"}), 8));
+  loader.Start();
+  while (loader.Next()) {
+  }
+  loader.Stop();
+  const DataLoaderMetricsProto metrics = loader.Metrics();
+  ASSERT_GT(metrics.total_stage_metrics_size(), 0);
+  StageControlRequest request;
+  request.mutable_chunk_pool_request()->set_reset_chunk_anchor(true);
+  const std::vector<StageControlResponse> responses =
+      loader.SendControlMessage(request);
+  ASSERT_EQ(responses.size(), 1u);
+  EXPECT_EQ(responses[0].stage_name(), "pool");
+}
+
+}  // namespace
+}  // namespace sluice

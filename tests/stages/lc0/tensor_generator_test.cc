@@ -1,0 +1,207 @@
+#include "stages/lc0/tensor_generator.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/data_loader.h"
+#include "engine/metrics_accumulator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/stages/lc0/chunk_test_util.h"
+#include "tests/stages/lc0/frame_test_util.h"
+#include "tests/testing/npz_reader.h"
+
+namespace sluice::lc0 {
+namespace {
+
+using ::sluice::lc0::testing::FactoryWithSource;
+using ::sluice::lc0::testing::LabelledFrames;
+using ::sluice::lc0::testing::ParseConfig;
+using ::sluice::lc0::testing::StageTotals;
+using ::testing::HasSubstr;
+
+// Every golden fixture (tests/data/golden/README.md).
+const char* const kFixtures[] = {
+    "v6_fmt1_a", "v6_fmt1_b", "v6_fmt2",        "v6_fmt3", "v6_fmt4", "v6_fmt5",
+    "v6_fmt132", "v6_fmt133", "v6_fmt1_plies0", "v5_fmt1", "v4",      "v3"};
+
+// Appends the bytes of tensor `id` of every batch, in order.
+std::string Concatenate(const std::vector<TensorBatch>& batches, TensorId id) {
+  std::string bytes;
+  for (const TensorBatch& batch : batches) {
+    const TensorView view = batch.view(id);
+    bytes.append(reinterpret_cast<const char*>(view.data), view.bytes);
+  }
+  return bytes;
+}
+
+// The golden chunk through unpacker and tensor generator (batches of 5, so
+// 16 records make 3 full batches and a partial one) equals the reference
+// reader's arrays bit for bit.
+TEST(TensorGeneratorTest, GoldenFixturesBitExactThroughTheStages) {
+  for (const char* fixture : kFixtures) {
+    SCOPED_TRACE(fixture);
+    const std::string base = std::string("tests/data/golden/") + fixture;
+    absl::StatusOr<sluice::testing::NpzFile> npz =
+        sluice::testing::ReadNpz(base + ".npz");
+    absl::StatusOr<std::string> gz =
+        sluice::testing::ReadFileToString(base + ".gz");
+    ASSERT_TRUE(npz.ok()) << npz.status();
+    ASSERT_TRUE(gz.ok()) << gz.status();
+    int32_t input_format = 0;
+    std::memcpy(&input_format, npz->at("input_format").data.data(), 4);
+
+    std::vector<Chunk> chunks(1);
+    chunks[0].source_name = fixture;
+    chunks[0].data = *gz;
+    DataLoader loader(FactoryWithSource("source", std::move(chunks)));
+    loader.Configure(ParseConfig(absl::StrCat(
+        R"pb(
+          worker_threads: 2
+          stage {
+            name: "source"
+            counting_source {}
+          }
+          stage { name: "unpacker" input: "source"
+                  chunk_unpacker { input_format:)pb",
+        input_format, R"pb(}
+                           }
+          stage {
+            name: "tensors"
+            input: "unpacker"
+            tensor_generator { batch_size: 5 input_format: )pb",
+        input_format, "} }")));
+    loader.Start();
+    std::vector<TensorBatch> batches;
+    while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+      batches.push_back(std::move(*batch));
+    }
+    ASSERT_EQ(batches.size(), 4u);
+    EXPECT_EQ(batches.back().size(), 1u);  // the partial batch, true size
+    EXPECT_EQ(batches.back().view(TensorId::kPlanes).shape[0], 1);
+    for (const TensorBatch& batch : batches) {
+      for (int t = 0; t < kNumTensors; ++t) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(
+                      batch.view(static_cast<TensorId>(t)).data) %
+                      kTensorAlignment,
+                  0u);
+      }
+    }
+    for (int t = 0; t < kNumTensors; ++t) {
+      const auto id = static_cast<TensorId>(t);
+      const std::string name(batches[0].view(id).name);
+      const sluice::testing::NpyArray& expected = npz->at(name);
+      EXPECT_EQ(expected.shape[0], 16) << name;
+      EXPECT_TRUE(Concatenate(batches, id) == expected.data)
+          << name << " differs from the reference";
+    }
+  }
+}
+
+TEST(TensorGeneratorTest, ConfigErrorsNameStageAndField) {
+  for (const auto& [config, field] :
+       {std::pair<std::string, std::string>{"batch_size: 0",
+                                            "tensor_generator.batch_size"},
+        {"input_format: 7", "tensor_generator.input_format"},
+        {"parallelism: 0", "tensor_generator.parallelism"}}) {
+    DataLoader loader(FactoryWithSource("source", LabelledFrames(1)));
+    try {
+      loader.Configure(ParseConfig(absl::StrCat(
+          R"pb(stage {
+                 name: "source"
+                 counting_source {}
+               }
+               stage { name: "tensors" input: "source" tensor_generator {)pb",
+          config, "} }")));
+      ADD_FAILURE() << "accepted " << config;
+    } catch (const ConfigError& error) {
+      EXPECT_THAT(error.what(), HasSubstr("'tensors'"));
+      EXPECT_THAT(error.what(), HasSubstr(field));
+    }
+  }
+}
+
+// Crafted game ids -> known distinct-games and max-positions figures.
+std::vector<Frame> FramesOfGames(const std::vector<uint64_t>& games) {
+  std::vector<Frame> frames = LabelledFrames(games.size());
+  for (size_t i = 0; i < games.size(); ++i) {
+    frames[i].record->version = 6;
+    frames[i].record->input_format = 1;
+    frames[i].game_id = games[i];
+  }
+  return frames;
+}
+
+TEST(TensorGeneratorTest, ShuffleQualityMetricOnCraftedStream) {
+  // Batches of 4: {1,1,1,2} -> 2 games, max 3; {3,4,5,6} -> 4, max 1;
+  // {7,7} (partial) -> 1, max 2.
+  DataLoader loader(FactoryWithSource(
+      "source", FramesOfGames({1, 1, 1, 2, 3, 4, 5, 6, 7, 7})));
+  loader.Configure(ParseConfig(R"pb(
+    metrics_interval_seconds: 1000
+    stage {
+      name: "source"
+      counting_source {}
+    }
+    stage {
+      name: "tensors"
+      input: "source"
+      tensor_generator { batch_size: 4 }
+    }
+  )pb"));
+  loader.Start();
+  std::vector<size_t> sizes;
+  while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+    sizes.push_back(batch->size());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{4, 4, 2}));
+  loader.Stop();  // one final snapshot: the whole run is one interval
+  const TensorGeneratorMetricsProto metrics =
+      StageTotals(loader, "tensors").tensor_generator();
+  EXPECT_EQ(metrics.batches(), 3u);
+  EXPECT_EQ(metrics.positions(), 10u);
+  EXPECT_DOUBLE_EQ(metrics.distinct_games_mean(), (2 + 4 + 1) / 3.0);
+  EXPECT_EQ(metrics.distinct_games_min(), 1u);
+  EXPECT_DOUBLE_EQ(metrics.max_positions_per_game_mean(), (3 + 1 + 2) / 3.0);
+  EXPECT_EQ(metrics.max_positions_per_game_max(), 3u);
+}
+
+TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {
+  std::vector<Frame> frames = FramesOfGames({1, 2, 3});
+  frames[1].record->input_format = 3;
+  DataLoader loader(FactoryWithSource("source", std::move(frames)));
+  loader.Configure(ParseConfig(R"pb(
+    stage {
+      name: "source"
+      counting_source {}
+    }
+    stage {
+      name: "tensors"
+      input: "source"
+      tensor_generator { batch_size: 8 }
+    }
+  )pb"));
+  loader.Start();
+  std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->size(), 2u);
+  EXPECT_EQ(batch->game_id(0), 1u);
+  EXPECT_EQ(batch->game_id(1), 3u);
+  EXPECT_FALSE(loader.GetNext<TensorBatch>().has_value());
+  loader.Stop();
+  EXPECT_EQ(SkippedByReason(StageTotals(loader, "tensors"))
+                .at("unexpected_input_format"),
+            1u);
+}
+
+TEST(TensorGeneratorTest, MeasureBatchQuality) {
+  const std::vector<uint64_t> ids = {9, 1, 9, 2, 9, 1};
+  const BatchQuality quality = MeasureBatchQuality(ids);
+  EXPECT_EQ(quality.distinct_games, 3u);
+  EXPECT_EQ(quality.max_positions_per_game, 3u);
+  EXPECT_EQ(MeasureBatchQuality({}).distinct_games, 0u);
+}
+
+}  // namespace
+}  // namespace sluice::lc0
