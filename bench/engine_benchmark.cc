@@ -1,5 +1,6 @@
-// Engine benchmark: channel hand-off throughput and latency, and items/s
-// through a 4-stage pipeline of generic stages, on 1 and 2 worker threads.
+// Engine benchmark: channel hand-off throughput and latency, items/s
+// through a 4-stage pipeline of generic stages, and the time Stop() takes
+// under full load, on 1 and 2 worker threads.
 //
 //   build/bench/engine_benchmark [--items N]
 //
@@ -120,6 +121,34 @@ double PipelineThroughput(unsigned threads, uint64_t items) {
   return items / seconds;
 }
 
+// Milliseconds Stop() takes on an endless 4-stage pipeline under full load
+// (every stage busy, every channel full), after `warm_ms` of running.
+double StopLatencyMs(unsigned threads, int warm_ms) {
+  DataLoaderConfig config;
+  config.set_worker_threads(threads);
+  StageConfig* source = config.add_stage();
+  source->set_name("source");
+  source->mutable_counting_source();
+  std::string previous = "source";
+  for (int i = 1; i <= 3; ++i) {
+    StageConfig* pass = config.add_stage();
+    pass->set_name("busy" + std::to_string(i));
+    pass->add_input(previous);
+    pass->mutable_pass_through()->set_parallelism(2);
+    pass->mutable_pass_through()->set_work_nanos_per_item(20000);
+    previous = pass->name();
+  }
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  loader.Start();
+  const auto until = Clock::now() + std::chrono::milliseconds(warm_ms);
+  while (Clock::now() < until) loader.GetNext<uint64_t>();
+  const auto start = Clock::now();
+  loader.Stop();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
 int Main(int argc, char** argv) {
   uint64_t items = 5'000'000;
   for (int i = 1; i < argc; ++i) {
@@ -131,21 +160,22 @@ int Main(int argc, char** argv) {
     }
   }
   std::string json = "{";
-  std::printf("%-8s %18s %18s %14s %14s\n", "threads", "handoff items/s",
-              "pipeline items/s", "latency p50", "latency p99");
+  std::printf("%-8s %18s %18s %14s %14s %10s\n", "threads", "handoff items/s",
+              "pipeline items/s", "latency p50", "latency p99", "stop");
   for (unsigned threads : {1u, 2u}) {
     const double handoff = HandOffThroughput(threads, items);
     const double pipeline = PipelineThroughput(threads, items);
     const auto [p50, p99] = HandOffLatency(threads, 200'000);
-    std::printf("%-8u %18.0f %18.0f %11.0f ns %11.0f ns\n", threads, handoff,
-                pipeline, p50, p99);
+    const double stop_ms = StopLatencyMs(threads, 500);
+    std::printf("%-8u %18.0f %18.0f %11.0f ns %11.0f ns %7.1f ms\n", threads,
+                handoff, pipeline, p50, p99, stop_ms);
     char entry[256];
     std::snprintf(entry, sizeof(entry),
                   "%s\"threads_%u\":{\"handoff_items_per_s\":%.0f,"
                   "\"pipeline4_items_per_s\":%.0f,\"latency_p50_ns\":%.0f,"
-                  "\"latency_p99_ns\":%.0f}",
-                  threads == 1 ? "" : ",", threads, handoff, pipeline, p50,
-                  p99);
+                  "\"latency_p99_ns\":%.0f,\"stop_ms\":%.1f}",
+                  threads == 1 ? "" : ",", threads, handoff, pipeline, p50, p99,
+                  stop_ms);
     json += entry;
   }
   json += "}";

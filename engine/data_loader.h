@@ -19,6 +19,7 @@
 #define SLUICE_ENGINE_DATA_LOADER_H_
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,8 @@ struct ReadOpImpl final : ReadOp {
   }
   Handler handler;
 };
+
+std::atomic<AsyncFileReader::FaultInjector> fault_injector{nullptr};
 
 bool IoUringDisabledByEnvironment() {
   const char* value = std::getenv("SLUICE_DISABLE_IO_URING");
@@ -271,8 +274,18 @@ bool AsyncFileReader::uses_io_uring() const {
   return backend_name() == "io_uring";
 }
 
+void AsyncFileReader::SetFaultInjectorForTesting(FaultInjector injector) {
+  fault_injector.store(injector);
+}
+
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
     int fd, uint64_t offset, std::span<std::byte> buffer) {
+  if (FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
+      injector != nullptr) {
+    if (std::optional<int> error = injector(fd, offset)) {
+      co_return ReadError(*error, fd, offset);
+    }
+  }
   const unsigned length =
       static_cast<unsigned>(std::min<size_t>(buffer.size(), 1u << 30));
   const int result =

@@ -17,12 +17,16 @@
 //   fallback_reason() why (the owner logs it).
 // - Reads in flight at destruction are abandoned: destroy the reader only
 //   after every coroutine that reads through it has finished.
+// - Tests can make reads fail: SetFaultInjectorForTesting installs a
+//   process-wide hook asked before each read; unset, it costs one relaxed
+//   atomic load per read.
 #ifndef SLUICE_IO_ASYNC_FILE_READER_H_
 #define SLUICE_IO_ASYNC_FILE_READER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -63,6 +67,14 @@ class AsyncFileReader {
   // Reads until the buffer is full or end of file; returns the bytes read.
   asio::awaitable<absl::StatusOr<size_t>> ReadFullyAt(
       int fd, uint64_t offset, std::span<std::byte> buffer);
+
+  // Returns an errno to fail the read of `fd` at `offset` with (no I/O is
+  // done), or nullopt to read normally. Called on executor threads; must be
+  // thread-safe and cheap.
+  using FaultInjector = std::optional<int> (*)(int fd, uint64_t offset);
+  // Installs `injector` for every reader of the process (nullptr removes
+  // it). For tests of error handling only.
+  static void SetFaultInjectorForTesting(FaultInjector injector);
 
   class Backend;
 

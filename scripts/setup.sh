@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdeflate-dev libisal-dev zlib1g-dev
   pybind11-dev python3-dev python3-pybind11 python3-numpy python3-protobuf
-  python3-pytest
+  python3-pytest nlohmann-json3-dev
   clang libclang-rt-14-dev
 )
 

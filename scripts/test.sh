@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds sluice and runs every test: the whole googletest suite in a release
-# build and under ASan+UBSan, the concurrency tests under TSan, and pytest.
+# build and under ASan+UBSan, pytest, a 60-second soak run, the libFuzzer
+# targets for a short fixed time, and the concurrency tests under TSan.
 # Installs missing Debian packages first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,34 @@ python_dir=out/release/bindings/python
   { echo "the Python module was not built (see out/release.configure.log)"; exit 1; }
 PYTHONPATH="$python_dir" PYTHONDONTWRITEBYTECODE=1 \
   "$(cat "$python_dir/PYTHON")" -m pytest -p no:cacheprovider tests/python -q
+
+section "soak: the training pipeline for 60 s while files keep arriving"
+out/release/bench/soak_benchmark --seconds 60 --single-pass-check
+
+section "fuzz build (clang: libFuzzer + ASan + UBSan)"
+build out/fuzz -DCMAKE_BUILD_TYPE=Release -DSLUICE_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+fuzz_seconds=${SLUICE_FUZZ_SECONDS:-30}
+section "fuzzing, ${fuzz_seconds}s per target (tests/fuzz/README.md)"
+mkdir -p out/fuzz/artifacts
+fuzz() {
+  local target=$1
+  shift
+  local corpus
+  corpus=$(mktemp -d)
+  echo "-- $target"
+  "out/fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" \
+    -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+    -artifact_prefix=out/fuzz/artifacts/ "$corpus" "$@" 2>&1 | tail -n 12
+  local status=${PIPESTATUS[0]}
+  rm -rf "$corpus"
+  return "$status"
+}
+fuzz tar_index_fuzzer tests/data/tar
+fuzz gzip_fuzzer tests/data/golden
+fuzz chunk_records_fuzzer tests/fuzz/corpus/chunk_records
+fuzz pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config
+fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
 
 section "ASan+UBSan build"
 build out/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASAN=ON \

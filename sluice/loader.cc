@@ -1,42 +1,13 @@
 #include "sluice/loader.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
+#include "engine/config_text.h"
 #include "engine/data_loader.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/stage_factory.h"
 
 namespace sluice {
-namespace {
-
-// Collects the first text-format parse error as "line L, column C: ...".
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, int column, const std::string& message) override {
-    if (error.empty()) {
-      error = "line " + std::to_string(line + 1) + ", column " +
-              std::to_string(column + 1) + ": " + message;
-    }
-  }
-  std::string error;
-};
-
-DataLoaderConfig ParseText(std::string_view text, const std::string& where) {
-  DataLoaderConfig config;
-  google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(text), &config)) {
-    throw ConfigError(where + ": " + errors.error);
-  }
-  return config;
-}
-
-}  // namespace
 
 Loader::Loader(const DataLoaderConfig& config)
     : impl_(std::make_unique<DataLoader>(CreateStage)) {
@@ -44,15 +15,16 @@ Loader::Loader(const DataLoaderConfig& config)
 }
 
 Loader Loader::FromConfigFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw ConfigError("cannot read config '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  return Loader(ParseText(text.str(), "config '" + path + "'"));
+  absl::StatusOr<DataLoaderConfig> config = ReadConfigFile(path);
+  if (!config.ok()) throw ConfigError(std::string(config.status().message()));
+  return Loader(*config);
 }
 
 Loader Loader::FromText(std::string_view text) {
-  return Loader(ParseText(text, "text-format DataLoaderConfig"));
+  absl::StatusOr<DataLoaderConfig> config =
+      ParseConfigText(text, "text-format DataLoaderConfig");
+  if (!config.ok()) throw ConfigError(std::string(config.status().message()));
+  return Loader(*config);
 }
 
 Loader Loader::FromSerialized(std::string_view bytes) {

@@ -1,6 +1,8 @@
 #include "stages/stage_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "stages/batch_queue/batch_file_reader.h"
+#include "stages/batch_queue/batch_file_writer.h"
 #include "stages/generic/counting_source.h"
 #include "stages/generic/pass_through.h"
 #include "stages/lc0/chunk_source_loader.h"
@@ -34,6 +36,10 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
       return lc0::ShufflingFrameSampler::Create(context);
     case StageConfig::kTensorGeneratorFieldNumber:
       return lc0::TensorGenerator::Create(context);
+    case StageConfig::kBatchFileWriterFieldNumber:
+      return batch_queue::BatchFileWriter::Create(context);
+    case StageConfig::kBatchFileReaderFieldNumber:
+      return batch_queue::BatchFileReader::Create(context);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("stage '", context.name(), "': stage type '", context.type(),

@@ -14,6 +14,7 @@
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/pipeline_runner.h"
+#include "engine/config_text.h"
 #include "engine/data_loader.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/stage_factory.h"
@@ -243,7 +244,7 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     config = *lc0;
   } else {
     absl::StatusOr<DataLoaderConfig> loaded =
-        LoadConfigFile(parsed->positional[0]);
+        ReadConfigFile(parsed->positional[0]);
     if (!loaded.ok()) return UsageError(err, loaded.status().message());
     config = *loaded;
     if (!data.empty()) SetDataDirectory(data, &config);

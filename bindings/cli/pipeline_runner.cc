@@ -7,12 +7,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "bindings/cli/live_view.h"
+#include "engine/config_text.h"
 #include "engine/data_loader.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "stages/stage_factory.h"
@@ -42,18 +41,6 @@ class InterruptScope {
   void (*previous_term_)(int);
 };
 
-// Collects the first text-format parse error.
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, int column, const std::string& message) override {
-    if (error.empty()) {
-      error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ",
-                           message);
-    }
-  }
-  std::string error;
-};
-
 }  // namespace
 
 void SetDataDirectory(const std::string& directory, DataLoaderConfig* config) {
@@ -68,24 +55,6 @@ bool StdoutIsInteractive() {
   const char* term = std::getenv("TERM");
   return isatty(STDOUT_FILENO) == 1 &&
          (term == nullptr || std::string(term) != "dumb");
-}
-
-absl::StatusOr<DataLoaderConfig> LoadConfigFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(absl::StrCat("cannot read config '", path, "'"));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  DataLoaderConfig config;
-  google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text.str(), &config)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("config '", path, "': ", errors.error));
-  }
-  return config;
 }
 
 absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,

@@ -32,10 +32,6 @@ struct RunReport {
   bool interrupted = false;
 };
 
-// Reads a text-format DataLoaderConfig; a parse error names the file, the
-// line and the column.
-absl::StatusOr<DataLoaderConfig> LoadConfigFile(const std::string& path);
-
 // Runs `config` until a limit, end of stream, a failure or Ctrl-C; renders
 // live metrics to `out` (a redrawn table when `out` is a terminal, plain
 // lines otherwise) and a summary at the end. A bad config is an

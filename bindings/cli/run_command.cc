@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/pipeline_runner.h"
+#include "engine/config_text.h"
 
 namespace sluice::cli {
 namespace {
@@ -50,7 +51,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
     if (!value->ok()) return UsageError(err, value->status().message());
   }
   absl::StatusOr<DataLoaderConfig> config =
-      LoadConfigFile(parsed->positional[0]);
+      ReadConfigFile(parsed->positional[0]);
   if (!config.ok()) return UsageError(err, config.status().message());
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);

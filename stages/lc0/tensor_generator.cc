@@ -55,7 +55,12 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       config_(config),
       expander_(expander),
       input_(input),
-      output_(AddOutput<TensorBatch>("output", 4)) {}
+      output_(AddOutput<TensorBatch>("output", 4)),
+      // Enough free buffers for the batches a consumer and the output
+      // channel hold at once, so steady state allocates nothing.
+      buffers_(BatchBufferPool::Create(
+          TensorBatch::AllocationBytes(config.batch_size()),
+          output_->capacity() + config.parallelism() + 2)) {}
 
 void TensorGenerator::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
@@ -66,7 +71,8 @@ asio::awaitable<void> TensorGenerator::Build() {
   const size_t batch_size = config_.batch_size();
   bool input_open = true;
   while (input_open) {
-    absl::StatusOr<TensorBatch> batch = TensorBatch::Create(batch_size);
+    absl::StatusOr<TensorBatch> batch =
+        TensorBatch::Create(batch_size, buffers_);
     if (!batch.ok()) throw std::runtime_error(batch.status().ToString());
     size_t filled = 0;
     while (filled < batch_size) {

@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "stages/lc0/format/batch_buffer_pool.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/lc0/format/tensor_expansion.h"
 #include "stages/lc0/frame.h"
@@ -80,6 +81,7 @@ class TensorGenerator final : public Stage {
   const TensorExpander expander_;
   Channel<Frame>* const input_;
   Channel<TensorBatch>* const output_;
+  const std::shared_ptr<BatchBufferPool> buffers_;
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_
   std::atomic<uint64_t> positions_{0};

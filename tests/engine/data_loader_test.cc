@@ -276,8 +276,9 @@ TEST(DataLoaderTest, LoadIsHighForBusyStageAndLowForStarvedStage) {
   ASSERT_EQ(metrics.total_stage_metrics_size(), 3);
   const double busy = metrics.total_stage_metrics(1).load().load();
   const double starved = metrics.total_stage_metrics(2).load().load();
-  EXPECT_GT(busy, 0.8) << metrics.DebugString();
-  EXPECT_LT(starved, 0.2) << metrics.DebugString();
+  // Generous bounds: the suite runs on a loaded 2-core machine.
+  EXPECT_GT(busy, 0.6) << metrics.DebugString();
+  EXPECT_LT(starved, 0.3) << metrics.DebugString();
   EXPECT_FALSE(metrics.io_backend().empty());
 }
 

@@ -165,6 +165,13 @@ TEST(LoaderTest, ErrorsAreTypedExceptions) {
   }
   EXPECT_THROW(Loader::FromSerialized("\xff\xff\xff"), ConfigError);
   EXPECT_THROW(Loader::FromConfigFile("/nonexistent.textproto"), ConfigError);
+  // Text-format configs are limited to 16 MiB (a comment one byte longer).
+  try {
+    Loader::FromText("#" + std::string(size_t{16} << 20, ' '));
+    FAIL();
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("larger than the limit"));
+  }
   Loader counting =
       Loader::FromText("stage { name: \"n\" counting_source { count: 3 } }");
   counting.Start();

@@ -17,6 +17,7 @@ ones are re-exported here.
 """
 
 from sluice._sluice import ConfigError, PipelineError
+from sluice._dataset import DataProvider, DatasetConsumer
 from sluice._loader import Batch, DataLoader
 from sluice._pipelines import generate_games, lc0_pipeline
 from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, StageConfig
@@ -30,6 +31,8 @@ __all__ = [
     "DataLoader",
     "DataLoaderConfig",
     "DataLoaderMetricsProto",
+    "DataProvider",
+    "DatasetConsumer",
     "PipelineError",
     "StageConfig",
     "StageControlRequest",

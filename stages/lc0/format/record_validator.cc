@@ -1,6 +1,8 @@
 #include "stages/lc0/format/record_validator.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace sluice::lc0 {
 namespace {
@@ -13,21 +15,46 @@ bool InRange(float value, float low, float high) {
   return value >= low && value <= high;  // false for NaN
 }
 
+// One branch-free pass over 4-float vectors (GCC/clang vector extensions;
+// this check runs for every position and used to cost more than the tensor
+// expansion): masks for non-finite and bad negative values, and the legal
+// mass as a vector sum.
 std::optional<RejectReason> CheckProbabilities(const V6TrainingRecord& rec) {
-  double legal_sum = 0.0;
-  bool any_legal_mass = false;
-  for (float p : rec.probabilities) {
-    if (!std::isfinite(p)) return RejectReason::kNonfiniteProbability;
-    if (p < 0.0f && p != kIllegalMoveMarker) {
-      return RejectReason::kNegativeProbability;
-    }
-    if (p > 0.0f) {
-      legal_sum += p;
-      any_legal_mass = true;
-    }
+  using Floats = float __attribute__((vector_size(16)));
+  using Ints = int32_t __attribute__((vector_size(16)));
+  constexpr size_t kWidth = 4;
+  const float* probs = rec.probabilities;
+  Ints nonfinite = {};
+  Ints negative = {};
+  Floats sum = {};
+  const Floats zero = {};
+  const Floats marker = {kIllegalMoveMarker, kIllegalMoveMarker,
+                         kIllegalMoveMarker, kIllegalMoveMarker};
+  const Ints exponent = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+  size_t i = 0;
+  for (; i + kWidth <= kPolicySize; i += kWidth) {
+    Floats p;
+    std::memcpy(&p, probs + i, sizeof(p));
+    Ints bits;
+    std::memcpy(&bits, &p, sizeof(bits));
+    nonfinite |= (bits & exponent) == exponent;
+    negative |= (p < zero) & (p != marker);
+    sum += p > zero ? p : zero;
   }
+  double legal_sum = static_cast<double>(sum[0]) + sum[1] + sum[2] + sum[3];
+  bool any_nonfinite =
+      nonfinite[0] | nonfinite[1] | nonfinite[2] | nonfinite[3];
+  bool any_negative = negative[0] | negative[1] | negative[2] | negative[3];
+  for (; i < kPolicySize; ++i) {
+    const float p = probs[i];
+    any_nonfinite |= !std::isfinite(p);
+    any_negative |= p < 0.0f && p != kIllegalMoveMarker;
+    if (p > 0.0f) legal_sum += p;
+  }
+  if (any_nonfinite) return RejectReason::kNonfiniteProbability;
+  if (any_negative) return RejectReason::kNegativeProbability;
   // Records whose probabilities are all markers or zero skip the sum check.
-  if (any_legal_mass && std::abs(legal_sum - 1.0) > kProbabilitySumTolerance) {
+  if (legal_sum > 0.0 && std::abs(legal_sum - 1.0) > kProbabilitySumTolerance) {
     return RejectReason::kProbabilitySum;
   }
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "stages/lc0/format/batch_buffer_pool.h"
 #include "stages/lc0/format/training_record.h"
 
 namespace sluice::lc0 {
@@ -26,7 +27,17 @@ size_t Index(TensorId id) { return static_cast<size_t>(id); }
 
 }  // namespace
 
-void TensorBatch::AlignedFree::operator()(void* p) const { std::free(p); }
+void TensorBatch::BufferDeleter::operator()(void* p) const {
+  if (pool != nullptr) {
+    pool->Release(p);
+  } else {
+    std::free(p);
+  }
+}
+
+size_t TensorBatch::AllocationBytes(size_t batch_size) {
+  return TensorBatch(batch_size).allocation_bytes_;
+}
 
 TensorBatch::TensorBatch(size_t batch_size)
     : size_(batch_size), game_ids_(batch_size) {
@@ -38,7 +49,8 @@ TensorBatch::TensorBatch(size_t batch_size)
   allocation_bytes_ = bytes;
 }
 
-absl::StatusOr<TensorBatch> TensorBatch::Create(size_t batch_size) {
+absl::StatusOr<TensorBatch> TensorBatch::Create(
+    size_t batch_size, std::shared_ptr<BatchBufferPool> pool) {
   if (batch_size == 0) {
     return absl::InvalidArgumentError("TensorBatch needs at least 1 position");
   }
@@ -49,13 +61,22 @@ absl::StatusOr<TensorBatch> TensorBatch::Create(size_t batch_size) {
         absl::StrCat("TensorBatch of ", batch_size, " positions is too large"));
   }
   TensorBatch batch(batch_size);
-  void* p = std::aligned_alloc(kTensorAlignment, batch.allocation_bytes_);
+  if (pool != nullptr && pool->bytes() != batch.allocation_bytes_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TensorBatch of ", batch_size, " positions needs ",
+                     batch.allocation_bytes_, "-byte buffers, the pool has ",
+                     pool->bytes()));
+  }
+  void* p = pool != nullptr
+                ? pool->Acquire()
+                : std::aligned_alloc(kTensorAlignment, batch.allocation_bytes_);
   if (p == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate ", batch.allocation_bytes_,
                      " bytes for a TensorBatch of ", batch_size, " positions"));
   }
-  batch.data_.reset(static_cast<float*>(p));
+  batch.data_ = std::unique_ptr<float, BufferDeleter>(
+      static_cast<float*>(p), BufferDeleter{std::move(pool)});
   return batch;
 }
 
@@ -129,7 +150,8 @@ void TensorBatch::Truncate(size_t size) {
 std::shared_ptr<void> TensorBatch::ReleaseOwnership() && {
   size_ = 0;
   allocation_bytes_ = 0;
-  return std::shared_ptr<void>(data_.release(), AlignedFree());
+  BufferDeleter deleter = data_.get_deleter();
+  return std::shared_ptr<void>(data_.release(), std::move(deleter));
 }
 
 }  // namespace sluice::lc0

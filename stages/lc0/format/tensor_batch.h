@@ -23,6 +23,8 @@
 
 namespace sluice::lc0 {
 
+class BatchBufferPool;
+
 // The five tensors, in the order of the training tuple.
 enum class TensorId { kPlanes, kProbs, kWinner, kBestQ, kPliesLeft };
 inline constexpr int kNumTensors = 5;
@@ -43,9 +45,16 @@ struct TensorView {
 // was handed over. Contents start uninitialized: callers fill every slot.
 class TensorBatch {
  public:
-  // Allocates a batch of `batch_size` positions. InvalidArgument for 0,
-  // ResourceExhausted when the allocation fails.
-  static absl::StatusOr<TensorBatch> Create(size_t batch_size);
+  // Allocates a batch of `batch_size` positions, from `pool` when given
+  // (its buffers must be AllocationBytes(batch_size) large; the buffer goes
+  // back to the pool when the batch's last owner drops it). InvalidArgument
+  // for 0 or a pool of another size, ResourceExhausted when the allocation
+  // fails.
+  static absl::StatusOr<TensorBatch> Create(
+      size_t batch_size, std::shared_ptr<BatchBufferPool> pool = nullptr);
+
+  // Bytes of the allocation of a batch of `batch_size` positions.
+  static size_t AllocationBytes(size_t batch_size);
 
   TensorBatch(TensorBatch&& other) noexcept;
   TensorBatch& operator=(TensorBatch&& other) noexcept;
@@ -87,7 +96,9 @@ class TensorBatch {
   std::shared_ptr<void> ReleaseOwnership() &&;
 
  private:
-  struct AlignedFree {
+  // Frees the buffer, or hands it back to its pool.
+  struct BufferDeleter {
+    std::shared_ptr<BatchBufferPool> pool;
     void operator()(void* p) const;
   };
 
@@ -96,7 +107,7 @@ class TensorBatch {
   size_t size_ = 0;
   size_t allocation_bytes_ = 0;
   std::array<size_t, kNumTensors> offsets_{};  // float offsets, 64B-aligned
-  std::unique_ptr<float, AlignedFree> data_;
+  std::unique_ptr<float, BufferDeleter> data_;
   std::vector<uint64_t> game_ids_;
 };
 

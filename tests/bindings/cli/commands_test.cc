@@ -14,6 +14,8 @@
 #include "bindings/cli/demo_command.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "bindings/cli/run_command.h"
+#include "engine/config_text.h"
+#include "engine/data_loader.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -122,6 +124,22 @@ TEST_F(CommandsTest, RunReportsABadConfigWithItsLine) {
   const Result result = Invoke(RunRunCommand, {config.string()});
   EXPECT_EQ(result.code, 2);
   EXPECT_THAT(result.err, HasSubstr("line 3"));
+}
+
+TEST_F(CommandsTest, ConfigFilesAboveTheSizeLimitAreRejected) {
+  const fs::path config = fs::path(::testing::TempDir()) / "huge.textproto";
+  {
+    // A valid config (a comment) one byte too large.
+    std::ofstream out(config);
+    out << "#" << std::string(kMaxConfigTextBytes, ' ');
+  }
+  absl::StatusOr<DataLoaderConfig> loaded = ReadConfigFile(config.string());
+  EXPECT_TRUE(absl::IsInvalidArgument(loaded.status())) << loaded.status();
+  EXPECT_THAT(std::string(loaded.status().message()),
+              HasSubstr("larger than the limit"));
+  fs::resize_file(config, kMaxConfigTextBytes);
+  EXPECT_TRUE(ReadConfigFile(config.string()).ok());
+  fs::remove(config);
 }
 
 TEST_F(CommandsTest, GeneratedDataIsReadByTheEvalPipeline) {

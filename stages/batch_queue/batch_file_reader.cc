@@ -1,0 +1,201 @@
+#include "stages/batch_queue/batch_file_reader.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "io/batch_file_meta.h"
+#include "io/batch_queue_layout.h"
+#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "stages/batch_queue/internal/queue_config_check.h"
+
+namespace sluice::batch_queue {
+namespace {
+
+using lc0::TensorBatch;
+
+// Unused batch buffers kept for reuse.
+constexpr size_t kPooledBuffers = 8;
+
+// Throws `status` as the stage's failure (the pipeline reports it).
+void ThrowIfError(const absl::Status& status) {
+  if (!status.ok()) throw std::runtime_error(status.ToString());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Stage>> BatchFileReader::Create(
+    const StageContext& context) {
+  const BatchFileReaderConfig& config = context.config().batch_file_reader();
+  SLUICE_RETURN_IF_ERROR(context.RequireNoInputs());
+  SLUICE_RETURN_IF_ERROR(
+      CheckRootAndSplit(context, config.root(), config.split()));
+  if (config.poll_interval_ms() == 0) {
+    return context.FieldError("poll_interval_ms", "must be at least 1");
+  }
+  if (config.delete_attempts() == 0) {
+    return context.FieldError("delete_attempts", "must be at least 1");
+  }
+  return std::unique_ptr<Stage>(new BatchFileReader(context, config));
+}
+
+BatchFileReader::BatchFileReader(const StageContext& context,
+                                 const BatchFileReaderConfig& config)
+    : Stage(context), config_(config), output_(AddOutput<TensorBatch>()) {}
+
+void BatchFileReader::Start(const StageRuntime& runtime) {
+  SpawnWorkers(runtime, 1, [this](int) { return Read(); });
+}
+
+asio::awaitable<bool> BatchFileReader::IdleWait() {
+  const auto now = std::chrono::steady_clock::now();
+  if (config_.idle_timeout_ms() > 0 &&
+      now - idle_since_ >=
+          std::chrono::milliseconds(config_.idle_timeout_ms())) {
+    co_return false;
+  }
+  ScopedWait wait(load_meter());
+  const bool slept = co_await abort_signal().SleepFor(
+      std::chrono::milliseconds(config_.poll_interval_ms()));
+  wait_nanos_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - now)
+                            .count(),
+                        std::memory_order_relaxed);
+  co_return slept;
+}
+
+asio::awaitable<bool> BatchFileReader::AwaitMeta() {
+  while (true) {
+    absl::StatusOr<DatasetMeta> meta = ReadDatasetMeta(config_.root());
+    if (meta.ok()) {
+      ThrowIfError(CheckSameSchema(Lc0BatchSchema(), meta->batch_schema,
+                                   config_.root() + "/meta.json"));
+      co_return true;
+    }
+    if (!absl::IsNotFound(meta.status())) {
+      ThrowIfError(
+          absl::Status(meta.status().code(),
+                       absl::StrCat(config_.root(), "/",
+                                    std::string(meta.status().message()))));
+    }
+    if (!co_await IdleWait()) co_return false;
+  }
+}
+
+asio::awaitable<void> BatchFileReader::Read() {
+  idle_since_ = std::chrono::steady_clock::now();
+  if (!co_await AwaitMeta()) co_return;
+  std::error_code error;
+  if (!std::filesystem::exists(config_.root() + "/queue", error)) {
+    absl::StatusOr<std::vector<QueueFile>> legacy =
+        ListLegacyFiles(config_.root(), config_.split());
+    ThrowIfError(legacy.status());
+    for (const QueueFile& file : *legacy) {
+      if (!co_await ReadFile(config_.root(), file.name, false)) co_return;
+    }
+    co_return;
+  }
+  const std::string dir = QueueDir(config_.root(), config_.split());
+  while (true) {
+    absl::StatusOr<std::vector<QueueFile>> files = ListQueueFiles(dir);
+    ThrowIfError(files.status());
+    backlog_files_.store(files->size(), std::memory_order_relaxed);
+    if (files->empty()) {
+      if (!co_await IdleWait()) co_return;
+      continue;
+    }
+    if (!co_await ReadFile(dir, files->front().name, true)) co_return;
+    idle_since_ = std::chrono::steady_clock::now();
+  }
+}
+
+asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
+                                                std::string name,
+                                                bool consume) {
+  const std::string path = absl::StrCat(dir, "/", name);
+  absl::StatusOr<Lc0BatchFile> file = Lc0BatchFile::Open(path);
+  if (absl::IsNotFound(file.status())) co_return true;
+  if (absl::IsDataLoss(file.status())) {
+    Quarantine(dir, name);
+    co_return true;
+  }
+  ThrowIfError(file.status());
+  const auto batch_size = static_cast<size_t>(file->info().batch_size);
+  if (pool_ == nullptr ||
+      pool_->bytes() != TensorBatch::AllocationBytes(batch_size)) {
+    pool_ = lc0::BatchBufferPool::Create(
+        TensorBatch::AllocationBytes(batch_size), kPooledBuffers);
+  }
+  for (int64_t b = 0; b < file->info().num_batches; ++b) {
+    absl::StatusOr<TensorBatch> batch = file->ReadBatch(b, pool_);
+    if (absl::IsDataLoss(batch.status())) {
+      Quarantine(dir, name);
+      co_return true;
+    }
+    ThrowIfError(batch.status());
+    TensorBatch item = *std::move(batch);
+    if (!co_await output_->Send(std::move(item), load_meter())) {
+      co_return false;
+    }
+    batches_emitted_.fetch_add(1, std::memory_order_relaxed);
+  }
+  bytes_read_.fetch_add(file->file_size(), std::memory_order_relaxed);
+  if (consume && !co_await Delete(path)) co_return false;
+  files_consumed_.fetch_add(1, std::memory_order_relaxed);
+  co_return true;
+}
+
+asio::awaitable<bool> BatchFileReader::Delete(std::string path) {
+  auto backoff = std::chrono::milliseconds(config_.delete_backoff_ms());
+  for (uint32_t attempt = 1;; ++attempt) {
+    if (unlink(path.c_str()) == 0 || errno == ENOENT) co_return true;
+    const int error = errno;
+    if (attempt >= config_.delete_attempts()) {
+      throw std::runtime_error(
+          absl::StrCat("cannot delete consumed batch file ", path, " after ",
+                       attempt, " attempts: ", std::strerror(error)));
+    }
+    delete_retries_.fetch_add(1, std::memory_order_relaxed);
+    if (!co_await abort_signal().SleepFor(backoff)) co_return false;
+    backoff *= 2;
+  }
+}
+
+void BatchFileReader::Quarantine(const std::string& dir,
+                                 const std::string& name) {
+  CountSkip("corrupt_file");
+  const std::string quarantine = QuarantineDir(config_.root());
+  ThrowIfError(MakeDirs(quarantine));
+  const std::string from = absl::StrCat(dir, "/", name);
+  const std::string to =
+      absl::StrCat(quarantine, "/", config_.split(), "-", name);
+  if (rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT) {
+    throw std::runtime_error(
+        absl::StrCat("cannot quarantine ", from, ": ", std::strerror(errno)));
+  }
+}
+
+void BatchFileReader::AddMetrics(StageMetricProto& metrics) {
+  BatchFileReaderMetricsProto* out = metrics.mutable_batch_file_reader();
+  out->set_files_consumed(
+      files_consumed_.exchange(0, std::memory_order_relaxed));
+  out->set_batches_emitted(
+      batches_emitted_.exchange(0, std::memory_order_relaxed));
+  out->set_bytes_read(bytes_read_.exchange(0, std::memory_order_relaxed));
+  out->set_backlog_files(backlog_files_.load(std::memory_order_relaxed));
+  out->set_wait_seconds(
+      static_cast<double>(wait_nanos_.exchange(0, std::memory_order_relaxed)) *
+      1e-9);
+  out->set_delete_retries(
+      delete_retries_.exchange(0, std::memory_order_relaxed));
+}
+
+}  // namespace sluice::batch_queue

@@ -1,0 +1,90 @@
+// BatchFileReader: a source emitting, as lc0::TensorBatch, the batches of a
+// batch-file queue written by BatchFileWriter or sluice.DataProvider
+// (stages/batch_queue/README.md). Output "output".
+//
+//   stage {
+//     name: "queue"
+//     batch_file_reader { root: "/data/q" split: "train" }
+//   }
+//
+// Promises:
+// - Waits (polling every `poll_interval_ms`) for <root>/meta.json, then
+//   fails the pipeline unless it is valid and its batch_schema is the
+//   TensorBatch schema (the error names the key or field).
+// - Takes the files of <root>/queue/<split>/ in (timestamp, sequence) order;
+//   dot-files (temporaries) and other names are never read.
+// - Emits every batch of a file in order, then deletes the file: a file is
+//   deleted only after all its batches were sent into the output channel,
+//   so a consumer killed mid-file re-reads the file on restart
+//   (at-least-once). A failed delete is retried `delete_attempts` times
+//   with doubling waits, then fails the pipeline.
+// - A corrupt or truncated file is moved to <root>/quarantine/ and counted
+//   (skip reason "corrupt_file"); reading goes on. A valid file with another
+//   schema fails the pipeline with an error naming the field and leaves the
+//   file in place: it is a producer misconfiguration, not data corruption.
+// - When the queue is empty, waits for files; after `idle_timeout_ms`
+//   without one (when set) closes its output.
+// - Legacy mode, when <root>/queue/ does not exist: reads the files
+//   <root>/{split}_batches_*.safetensors (same format) once, in name order,
+//   never deletes them (they are a precomputed data set), then closes its
+//   output.
+// - Reads run on the executor thread (pread into the batch: one copy);
+//   batch buffers are recycled through a BatchBufferPool.
+#ifndef SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_READER_H_
+#define SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_READER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "stages/lc0/format/batch_buffer_pool.h"
+#include "stages/lc0/format/tensor_batch.h"
+
+namespace sluice::batch_queue {
+
+class BatchFileReader final : public Stage {
+ public:
+  // Errors: inputs, a missing root or split, a split that is not
+  // [A-Za-z0-9_]+, poll_interval_ms or delete_attempts of 0.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  BatchFileReader(const StageContext& context,
+                  const BatchFileReaderConfig& config);
+  asio::awaitable<void> Read();
+  // Waits for meta.json and checks it; false when stopped or idle.
+  asio::awaitable<bool> AwaitMeta();
+  // Emits the batches of `dir`/`name`, then deletes it when `consume`.
+  // False when the output was closed or the stage stopped.
+  asio::awaitable<bool> ReadFile(std::string dir, std::string name,
+                                 bool consume);
+  asio::awaitable<bool> Delete(std::string path);
+  void Quarantine(const std::string& dir, const std::string& name);
+  // Sleeps one poll interval; false when stopped or idle for too long.
+  asio::awaitable<bool> IdleWait();
+
+  const BatchFileReaderConfig config_;
+  Channel<lc0::TensorBatch>* output_;
+  // Recycles batch buffers (of the latest file's batch size).
+  std::shared_ptr<lc0::BatchBufferPool> pool_;
+  std::chrono::steady_clock::time_point idle_since_;
+  std::atomic<uint64_t> files_consumed_{0};
+  std::atomic<uint64_t> batches_emitted_{0};
+  std::atomic<uint64_t> bytes_read_{0};
+  std::atomic<uint64_t> backlog_files_{0};
+  std::atomic<uint64_t> wait_nanos_{0};
+  std::atomic<uint64_t> delete_retries_{0};
+};
+
+}  // namespace sluice::batch_queue
+
+#endif  // SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_READER_H_

@@ -1,0 +1,77 @@
+// BatchFileWriter: a sink writing the lc0::TensorBatch-es of its one input
+// into a batch-file queue (stages/batch_queue/README.md), for a consumer
+// process (BatchFileReader, or sluice.DatasetConsumer in Python).
+//
+//   stage {
+//     name: "queue"  input: "tensors"
+//     batch_file_writer { root: "/data/q" split: "train" dataset_name: "lc0"
+//                         batch_size: 1024 batches_per_file: 16 }
+//   }
+//
+// Promises:
+// - On start, writes <root>/meta.json when absent; when present, fails the
+//   pipeline unless it matches the config (the error names the key).
+// - Groups `batches_per_file` batches of the same size per file; a batch of
+//   another size (the final partial batch) closes the group. When the input
+//   ends, the remaining group is written (unless the stage was stopped).
+// - Files appear atomically (temporary dot-file, fsync, rename); sequence
+//   numbers continue from 1 + the largest on disk; temporaries left by a
+//   killed writer are removed on start. One writer per split.
+// - Before each file, while the split holds `max_backlog_files` or more
+//   files, waits (re-checking every `poll_interval_ms`, no busy loop); Stop()
+//   ends the wait at once, dropping the group.
+// - A write error (a full disk, say) fails the pipeline with its message;
+//   the temporary is removed.
+// - File I/O (write, fsync) runs on the executor thread: files are written
+//   whole, one at a time.
+#ifndef SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_WRITER_H_
+#define SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_WRITER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "stages/lc0/format/tensor_batch.h"
+
+namespace sluice::batch_queue {
+
+class BatchFileWriter final : public Stage {
+ public:
+  // Errors: a missing root, split, dataset_name or batch_size, a split that
+  // is not [A-Za-z0-9_]+, batches_per_file, max_backlog_files or
+  // poll_interval_ms of 0, an input that is not one TensorBatch channel.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  BatchFileWriter(const StageContext& context,
+                  const BatchFileWriterConfig& config,
+                  Channel<lc0::TensorBatch>* input);
+  asio::awaitable<void> Write();
+  // Waits for room, then writes `group` as the next file and clears it.
+  // False when stopped while waiting.
+  asio::awaitable<bool> Flush(std::vector<lc0::TensorBatch>& group);
+  void PrepareRoot();
+
+  const BatchFileWriterConfig config_;
+  const std::string dir_;
+  Channel<lc0::TensorBatch>* input_;
+  int64_t next_sequence_ = 1;
+  std::atomic<uint64_t> files_written_{0};
+  std::atomic<uint64_t> batches_written_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> backlog_files_{0};
+  std::atomic<uint64_t> wait_nanos_{0};
+};
+
+}  // namespace sluice::batch_queue
+
+#endif  // SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_WRITER_H_

@@ -1,0 +1,44 @@
+// Helpers for the reliability tests: generated data sets whose positions
+// are known per file, position counting and the process's resident memory.
+#ifndef SLUICE_TESTS_RELIABILITY_DATA_SET_H_
+#define SLUICE_TESTS_RELIABILITY_DATA_SET_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/data_loader.h"
+#include "stages/lc0/format/data_generator.h"
+
+namespace sluice::lc0::testing {
+
+// How many times each position hash occurs (see PositionHash).
+using HashCounts = std::map<uint64_t, int>;
+
+// Files written by WriteDataSet, with the positions of each.
+struct DataSet {
+  std::vector<std::string> paths;  // in write order
+  std::map<std::string, HashCounts> by_file;
+  HashCounts all;
+  uint64_t positions = 0;
+};
+
+// Writes `output.games` games of `seed` (V6, input format 1) with WriteGames
+// and records the hash of every position's tensors, file by file.
+DataSet WriteDataSet(uint64_t seed, const OutputOptions& output);
+
+// Adds `more` into `into`.
+void AddCounts(const HashCounts& more, HashCounts* into);
+
+// Pulls every batch of output `alias` until end of stream, counting
+// positions; returns the number of batches.
+size_t CountPositions(DataLoader& loader, const std::string& alias,
+                      HashCounts* counts);
+
+// Resident set size of this process, in bytes (/proc/self/statm).
+uint64_t ResidentBytes();
+
+}  // namespace sluice::lc0::testing
+
+#endif  // SLUICE_TESTS_RELIABILITY_DATA_SET_H_
