@@ -137,8 +137,11 @@ absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view bytes,
       }
       continue;
     }
+    // A named copy: clang 14 cannot capture a structured binding.
+    const std::string tensor_name = name;
     const auto bad = [&](std::string_view what) {
-      return Corrupt(absl::StrCat("tensor '", name, "': ", std::string(what)));
+      return Corrupt(
+          absl::StrCat("tensor '", tensor_name, "': ", std::string(what)));
     };
     if (!value.is_object()) return bad("entry is not an object");
     const auto dtype = value.find("dtype");

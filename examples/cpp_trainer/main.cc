@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
         next_report = now + std::chrono::seconds(2);
         std::printf("%.1fs: %ld batches, %.0f positions/s\n", elapsed,
                     batches.load(), positions / elapsed);
-        for (const auto& stage : loader.Metrics().stage_metrics()) {
+        const sluice::DataLoaderMetricsProto metrics = loader.Metrics();
+        for (const auto& stage : metrics.stage_metrics()) {
           std::printf("  %-10s load %.2f\n", stage.name().c_str(),
                       stage.load().load());
         }
