@@ -141,17 +141,24 @@ TEST_P(RecordTest, RecordsAreConsistent) {
       // Format 3 history stops at a capture or pawn move (rule50 = 0).
       const bool history_cut = format == 3 && next.rule50_count == 0;
       for (int p = 0; p < 6; ++p) {
-        EXPECT_EQ(next.planes[13 + p],
-                  history_cut ? 0 : __builtin_bswap64(r.planes[6 + p]));
-        EXPECT_EQ(next.planes[19 + p],
-                  history_cut ? 0 : __builtin_bswap64(r.planes[p]));
+        // Copies: EXPECT_EQ binds references, and the packed record's
+        // planes are not 8-byte aligned.
+        const uint64_t next_them = next.planes[13 + p];
+        const uint64_t next_us = next.planes[19 + p];
+        const uint64_t us = r.planes[6 + p];
+        const uint64_t them = r.planes[p];
+        EXPECT_EQ(next_them, history_cut ? 0 : __builtin_bswap64(us));
+        EXPECT_EQ(next_us, history_cut ? 0 : __builtin_bswap64(them));
       }
     }
     // Each side sees its own untouched pawns on its second rank, the
     // opponent's (before they move) on its seventh.
-    EXPECT_EQ(records[0].planes[0], 0xff00u);
-    EXPECT_EQ(records[0].planes[6], 0x00ff000000000000u);
-    EXPECT_EQ(records[1].planes[0], 0xff00u);
+    const uint64_t first_us = records[0].planes[0];
+    const uint64_t first_them = records[0].planes[6];
+    const uint64_t second_us = records[1].planes[0];
+    EXPECT_EQ(first_us, 0xff00u);
+    EXPECT_EQ(first_them, 0x00ff000000000000u);
+    EXPECT_EQ(second_us, 0xff00u);
   }
 }
 
