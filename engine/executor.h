@@ -1,6 +1,6 @@
 // Executor: the one event loop a pipeline runs on — an asio io_context run
 // by N worker threads, plus the file reader whose reads go through io_uring
-// (or its fallback).
+// (or its fallback) and the pool for blocking file-system calls.
 //
 //   Executor executor({.threads = 2});
 //   executor.Start();
@@ -23,6 +23,7 @@
 #include "asio/executor_work_guard.hpp"
 #include "asio/io_context.hpp"
 #include "io/async_file_reader.h"
+#include "io/blocking_io_pool.h"
 
 namespace sluice {
 
@@ -49,6 +50,8 @@ class Executor {
   asio::any_io_executor get() { return io_context_.get_executor(); }
   asio::io_context& io_context() { return io_context_; }
   io::AsyncFileReader& file_reader() { return file_reader_; }
+  // For whole-file writes, fsyncs and unlinks: never on a worker thread.
+  io::BlockingIoPool& blocking_io() { return blocking_io_; }
   unsigned threads() const { return threads_; }
   // "io_uring" or the fallback's name.
   std::string_view io_backend() const { return file_reader_.backend_name(); }
@@ -61,6 +64,8 @@ class Executor {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
       work_guard_;
   io::AsyncFileReader file_reader_;
+  // Declared after io_context_: destroyed (joined) before it.
+  io::BlockingIoPool blocking_io_{2};
   std::vector<std::thread> workers_;
   bool started_ = false;
 };

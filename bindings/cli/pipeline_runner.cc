@@ -75,8 +75,10 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   } catch (const ConfigError& error) {
     return absl::InvalidArgumentError(error.what());
   }
+  absl::StatusOr<ChannelBase*> found = loader.pipeline().FindOutput("");
+  if (!found.ok()) return found.status();
+  ChannelBase* output = *found;
   const InterruptScope interrupt_scope;
-  ChannelBase* output = *loader.pipeline().FindOutput("");
   LiveView view(config, out, interactive);
   RunReport report;
   uint64_t last_written = UINT64_MAX;

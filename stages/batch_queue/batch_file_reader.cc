@@ -52,7 +52,14 @@ BatchFileReader::BatchFileReader(const StageContext& context,
     : Stage(context), config_(config), output_(AddOutput<TensorBatch>()) {}
 
 void BatchFileReader::Start(const StageRuntime& runtime) {
+  runtime_ = runtime;
+  watch_.Start(runtime, name());
   SpawnWorkers(runtime, 1, [this](int) { return Read(); });
+}
+
+void BatchFileReader::Stop() {
+  Stage::Stop();
+  watch_.Stop();
 }
 
 asio::awaitable<bool> BatchFileReader::IdleWait() {
@@ -62,14 +69,21 @@ asio::awaitable<bool> BatchFileReader::IdleWait() {
           std::chrono::milliseconds(config_.idle_timeout_ms())) {
     co_return false;
   }
-  ScopedWait wait(load_meter());
-  const bool slept = co_await abort_signal().SleepFor(
-      std::chrono::milliseconds(config_.poll_interval_ms()));
+  // Newly watched directories are scanned again before any wait.
+  const bool root_added = watch_.Watch(config_.root());
+  if (watch_.Watch(QueueDir(config_.root(), config_.split())) || root_added) {
+    co_return true;
+  }
+  {
+    ScopedWait wait(load_meter());
+    co_await watch_.WaitForChange(
+        std::chrono::milliseconds(config_.poll_interval_ms()));
+  }
   wait_nanos_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now() - now)
                             .count(),
                         std::memory_order_relaxed);
-  co_return slept;
+  co_return !abort_signal().aborted();
 }
 
 asio::awaitable<bool> BatchFileReader::AwaitMeta() {
@@ -91,6 +105,11 @@ asio::awaitable<bool> BatchFileReader::AwaitMeta() {
 }
 
 asio::awaitable<void> BatchFileReader::Read() {
+  // Ends the watch however this coroutine ends, so the pipeline can finish.
+  struct EndWatch {
+    ~EndWatch() { watch->Stop(); }
+    QueueWatch* watch;
+  } end_watch{&watch_};
   idle_since_ = std::chrono::steady_clock::now();
   if (!co_await AwaitMeta()) co_return;
   std::error_code error;
@@ -107,6 +126,10 @@ asio::awaitable<void> BatchFileReader::Read() {
   while (true) {
     absl::StatusOr<std::vector<QueueFile>> files = ListQueueFiles(dir);
     ThrowIfError(files.status());
+    std::erase_if(*files, [this](const QueueFile& file) {
+      std::lock_guard lock(deleting_mu_);
+      return deleting_.contains(file.name);
+    });
     backlog_files_.store(files->size(), std::memory_order_relaxed);
     if (files->empty()) {
       if (!co_await IdleWait()) co_return;
@@ -121,50 +144,101 @@ asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
                                                 std::string name,
                                                 bool consume) {
   const std::string path = absl::StrCat(dir, "/", name);
-  absl::StatusOr<Lc0BatchFile> file = Lc0BatchFile::Open(path);
-  if (absl::IsNotFound(file.status())) co_return true;
-  if (absl::IsDataLoss(file.status())) {
-    Quarantine(dir, name);
-    co_return true;
-  }
-  ThrowIfError(file.status());
-  const auto batch_size = static_cast<size_t>(file->info().batch_size);
-  if (pool_ == nullptr ||
-      pool_->bytes() != TensorBatch::AllocationBytes(batch_size)) {
-    pool_ = lc0::BatchBufferPool::Create(
-        TensorBatch::AllocationBytes(batch_size), kPooledBuffers);
-  }
-  for (int64_t b = 0; b < file->info().num_batches; ++b) {
-    absl::StatusOr<TensorBatch> batch = file->ReadBatch(b, pool_);
-    if (absl::IsDataLoss(batch.status())) {
+  {
+    absl::StatusOr<Lc0BatchFile> file =
+        co_await runtime_.executor->blocking_io().Run(
+            [&path] { return Lc0BatchFile::Open(path); });
+    if (absl::IsNotFound(file.status())) co_return true;
+    if (absl::IsDataLoss(file.status())) {
       Quarantine(dir, name);
       co_return true;
     }
-    ThrowIfError(batch.status());
-    TensorBatch item = *std::move(batch);
-    if (!co_await output_->Send(std::move(item), load_meter())) {
-      co_return false;
+    ThrowIfError(file.status());
+    const auto batch_size = static_cast<size_t>(file->info().batch_size);
+    if (pool_ == nullptr ||
+        pool_->bytes() != TensorBatch::AllocationBytes(batch_size)) {
+      pool_ = lc0::BatchBufferPool::Create(
+          TensorBatch::AllocationBytes(batch_size), kPooledBuffers);
     }
-    batches_emitted_.fetch_add(1, std::memory_order_relaxed);
-  }
-  bytes_read_.fetch_add(file->file_size(), std::memory_order_relaxed);
-  if (consume && !co_await Delete(path)) co_return false;
+    for (int64_t b = 0; b < file->info().num_batches; ++b) {
+      absl::StatusOr<TensorBatch> batch = co_await ReadBatch(*file, b);
+      if (absl::IsDataLoss(batch.status())) {
+        Quarantine(dir, name);
+        co_return true;
+      }
+      ThrowIfError(batch.status());
+      TensorBatch item = *std::move(batch);
+      if (!co_await output_->Send(std::move(item), load_meter())) {
+        co_return false;
+      }
+      batches_emitted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    bytes_read_.fetch_add(file->file_size(), std::memory_order_relaxed);
+  }  // Closed before the delete, so the delete frees the page cache.
   files_consumed_.fetch_add(1, std::memory_order_relaxed);
+  if (consume) {
+    {
+      std::lock_guard lock(deleting_mu_);
+      deleting_.insert(name);
+    }
+    // A worker of its own: the output closes only after every delete.
+    SpawnWorkers(runtime_, 1, [&](int) { return Delete(path, name); });
+  }
   co_return true;
 }
 
-asio::awaitable<bool> BatchFileReader::Delete(std::string path) {
+asio::awaitable<absl::StatusOr<TensorBatch>> BatchFileReader::ReadBatch(
+    const Lc0BatchFile& file, int64_t index) {
+  absl::StatusOr<TensorBatch> batch =
+      TensorBatch::Create(static_cast<size_t>(file.info().batch_size), pool_);
+  if (!batch.ok()) co_return batch.status();
+  absl::StatusOr<std::array<Lc0BatchFile::Piece, lc0::kNumTensors>> pieces =
+      file.Pieces(index, *batch);
+  if (!pieces.ok()) co_return pieces.status();
+  for (const Lc0BatchFile::Piece& piece : *pieces) {
+    absl::StatusOr<size_t> got =
+        co_await runtime_.executor->file_reader().ReadFullyAt(
+            file.fd(), piece.offset, piece.data);
+    if (!got.ok()) {
+      co_return absl::Status(
+          got.status().code(),
+          absl::StrCat(file.path(), ": ", std::string(got.status().message())));
+    }
+    if (*got != piece.data.size()) {
+      co_return absl::DataLossError(absl::StrCat(file.path(), ": short read"));
+    }
+  }
+  co_return batch;
+}
+
+asio::awaitable<void> BatchFileReader::Delete(std::string path,
+                                              std::string name) {
+  // Forgets the name once the delete is over, however it ends.
+  struct Forget {
+    ~Forget() {
+      std::lock_guard lock(self->deleting_mu_);
+      self->deleting_.erase(name);
+    }
+    BatchFileReader* self;
+    const std::string& name;
+  } forget{this, name};
   auto backoff = std::chrono::milliseconds(config_.delete_backoff_ms());
   for (uint32_t attempt = 1;; ++attempt) {
-    if (unlink(path.c_str()) == 0 || errno == ENOENT) co_return true;
-    const int error = errno;
+    int error;
+    {
+      ScopedWait wait(load_meter());
+      error = co_await runtime_.executor->blocking_io().Run([&path] {
+        return unlink(path.c_str()) == 0 || errno == ENOENT ? 0 : errno;
+      });
+    }
+    if (error == 0) co_return;
     if (attempt >= config_.delete_attempts()) {
       throw std::runtime_error(
           absl::StrCat("cannot delete consumed batch file ", path, " after ",
                        attempt, " attempts: ", std::strerror(error)));
     }
     delete_retries_.fetch_add(1, std::memory_order_relaxed);
-    if (!co_await abort_signal().SleepFor(backoff)) co_return false;
+    if (!co_await abort_signal().SleepFor(backoff)) co_return;
     backoff *= 2;
   }
 }

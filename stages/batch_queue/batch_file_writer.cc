@@ -63,7 +63,14 @@ BatchFileWriter::BatchFileWriter(const StageContext& context,
       input_(input) {}
 
 void BatchFileWriter::Start(const StageRuntime& runtime) {
+  runtime_ = runtime;
+  watch_.Start(runtime, name());
   SpawnWorkers(runtime, 1, [this](int) { return Write(); });
+}
+
+void BatchFileWriter::Stop() {
+  Stage::Stop();
+  watch_.Stop();
 }
 
 void BatchFileWriter::PrepareRoot() {
@@ -97,6 +104,11 @@ void BatchFileWriter::PrepareRoot() {
 }
 
 asio::awaitable<void> BatchFileWriter::Write() {
+  // Ends the watch however this coroutine ends, so the pipeline can finish.
+  struct EndWatch {
+    ~EndWatch() { watch->Stop(); }
+    QueueWatch* watch;
+  } end_watch{&watch_};
   PrepareRoot();
   std::vector<TensorBatch> group;
   while (std::optional<TensorBatch> batch =
@@ -120,18 +132,22 @@ asio::awaitable<bool> BatchFileWriter::Flush(std::vector<TensorBatch>& group) {
     ThrowIfError(files.status());
     backlog_files_.store(files->size(), std::memory_order_relaxed);
     if (files->size() < config_.max_backlog_files()) break;
+    if (watch_.Watch(dir_)) continue;  // newly watched: count again
     ScopedWait wait(load_meter());
-    const bool slept = co_await abort_signal().SleepFor(
+    co_await watch_.WaitForChange(
         std::chrono::milliseconds(config_.poll_interval_ms()));
-    if (!slept) co_return false;
+    if (abort_signal().aborted()) co_return false;
   }
   wait_nanos_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now() - wait_start)
                             .count(),
                         std::memory_order_relaxed);
   uint64_t bytes = 0;
-  absl::StatusOr<std::string> name = WriteLc0BatchFile(
-      dir_, config_.split(), next_sequence_, NowMillis(), group, &bytes);
+  absl::StatusOr<std::string> name =
+      co_await runtime_.executor->blocking_io().Run([&] {
+        return WriteLc0BatchFile(dir_, config_.split(), next_sequence_,
+                                 NowMillis(), group, &bytes);
+      });
   ThrowIfError(name.status());
   ++next_sequence_;
   files_written_.fetch_add(1, std::memory_order_relaxed);

@@ -18,14 +18,18 @@
 //   numbers continue from 1 + the largest on disk; temporaries left by a
 //   killed writer are removed on start. One writer per split.
 // - Before each file, while the split holds `max_backlog_files` or more
-//   files, waits (re-checking every `poll_interval_ms`, no busy loop); Stop()
-//   ends the wait at once, dropping the group.
+//   files, waits with no busy loop: inotify wakes it when the consumer
+//   deletes a file, and it re-checks every `poll_interval_ms` anyway (the
+//   only way where inotify is unavailable); Stop() ends the wait at once,
+//   dropping the group.
 // - A write error (a full disk, say) fails the pipeline with its message;
 //   the temporary is removed.
-// - File I/O (write, fsync) runs on the executor thread: files are written
-//   whole, one at a time.
+// - File writes (write, fsync, rename) run on the executor's BlockingIoPool,
+//   never on an executor thread; one file at a time.
 #ifndef SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_WRITER_H_
 #define SLUICE_STAGES_BATCH_QUEUE_BATCH_FILE_WRITER_H_
+
+#include <sys/inotify.h>
 
 #include <atomic>
 #include <cstdint>
@@ -34,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "stages/batch_queue/internal/queue_watch.h"
 #include "stages/lc0/format/tensor_batch.h"
 
 namespace sluice::batch_queue {
@@ -47,6 +52,7 @@ class BatchFileWriter final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  void Stop() override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -64,6 +70,8 @@ class BatchFileWriter final : public Stage {
   const BatchFileWriterConfig config_;
   const std::string dir_;
   Channel<lc0::TensorBatch>* input_;
+  StageRuntime runtime_{};
+  QueueWatch watch_{IN_DELETE | IN_MOVED_FROM};
   int64_t next_sequence_ = 1;
   std::atomic<uint64_t> files_written_{0};
   std::atomic<uint64_t> batches_written_{0};

@@ -55,8 +55,8 @@ FilePathProvider::FilePathProvider(const StageContext& context,
 
 void FilePathProvider::Start(const StageRuntime& runtime) {
   if (watch_) {
-    absl::StatusOr<std::unique_ptr<InotifyWatcher>> watcher =
-        InotifyWatcher::Create(runtime.executor->get());
+    absl::StatusOr<std::unique_ptr<io::InotifyWatcher>> watcher =
+        io::InotifyWatcher::Create(runtime.executor->get());
     if (watcher.ok()) {
       watcher_ = *std::move(watcher);
     } else {
@@ -103,7 +103,7 @@ asio::awaitable<void> FilePathProvider::Run() {
           initial_scan_seconds_.load(), " s");
   if (!watch_) co_return;
   while (true) {
-    absl::StatusOr<std::vector<InotifyWatcher::Event>> events;
+    absl::StatusOr<std::vector<io::InotifyWatcher::Event>> events;
     {
       ScopedWait wait(load_meter());
       events = co_await watcher_->Read();
@@ -159,8 +159,8 @@ asio::awaitable<bool> FilePathProvider::ScanTree(std::string root,
 }
 
 asio::awaitable<bool> FilePathProvider::HandleEvents(
-    std::vector<InotifyWatcher::Event> events) {
-  for (InotifyWatcher::Event& event : events) {
+    std::vector<io::InotifyWatcher::Event> events) {
+  for (io::InotifyWatcher::Event& event : events) {
     if (event.mask & IN_Q_OVERFLOW) {
       inotify_overflows_.fetch_add(1);
       LogWarning("stage ", name(), ": inotify queue overflow, events lost");

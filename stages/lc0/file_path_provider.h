@@ -33,8 +33,8 @@
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "io/inotify_watcher.h"
 #include "stages/lc0/chunk.h"
-#include "stages/lc0/internal/inotify_watcher.h"
 
 namespace sluice::lc0 {
 
@@ -61,7 +61,8 @@ class FilePathProvider final : public Stage {
   asio::awaitable<bool> ScanTree(std::string root, DiscoveryPhase phase);
   // Handles one batch of inotify events; false once the output is
   // cancelled.
-  asio::awaitable<bool> HandleEvents(std::vector<InotifyWatcher::Event> events);
+  asio::awaitable<bool> HandleEvents(
+      std::vector<io::InotifyWatcher::Event> events);
   asio::awaitable<bool> Offer(std::string path, DiscoveryPhase phase);
   void Watch(const std::string& directory);
 
@@ -72,7 +73,7 @@ class FilePathProvider final : public Stage {
   // loop still exists; the pipeline destroys its executor before its
   // stages). watcher_mu_ orders that against Stop().
   std::mutex watcher_mu_;
-  std::unique_ptr<InotifyWatcher> watcher_;
+  std::unique_ptr<io::InotifyWatcher> watcher_;
   absl::Status watcher_error_;
   // Touched only by the Run() coroutine.
   std::unordered_map<int, std::string> watched_;  // wd -> directory

@@ -3,6 +3,8 @@ from Python, and its interop with the C++ BatchFileReader stage."""
 
 import json
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -107,6 +109,23 @@ def test_corrupt_file_quarantined_and_restart_rereads(tmp_path):
     assert bq.list_queue(queue) == []
 
 
+def test_overlapping_tensors_are_corrupt(tmp_path):
+    CharProvider(tmp_path, batch_size=2, batches_per_file=1).run(
+        splits=("train",), max_files=1)
+    (name,) = bq.list_queue(tmp_path / "queue" / "train")
+    path = tmp_path / "queue" / "train" / name
+    data = path.read_bytes()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    # y over x, and a gap as large after: the sizes still add up.
+    header["y"]["data_offsets"] = header["x"]["data_offsets"]
+    text = json.dumps(header, separators=(",", ":")).encode()
+    assert len(text) <= length
+    path.write_bytes(data[:8] + text.ljust(length) + data[8 + length:])
+    with pytest.raises(bq.CorruptFileError, match="overlap"):
+        bq.read_batch_file(path)
+
+
 def test_legacy_files_cycle(tmp_path):
     provider = CharProvider(tmp_path / "gen", batch_size=2, batches_per_file=1)
     provider.run(splits=("train",), max_files=1)
@@ -160,3 +179,15 @@ def test_cpp_reader_reads_python_files(tmp_path):
             np.testing.assert_array_equal(
                 array, arrays[name][(i % 2) * 3:(i % 2) * 3 + 3])
     assert bq.list_queue(tmp_path / "queue" / "train") == []
+
+
+def test_lc0_queue_producer_example(tmp_path):
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "bindings",
+                           "python", "examples", "lc0_queue_producer.py")
+    result = subprocess.run(
+        [sys.executable, example, str(tmp_path / "games"),
+         str(tmp_path / "queue")],
+        capture_output=True, text=True, timeout=300, check=True)
+    consumed = int(result.stdout.split("consumed ")[1].split()[0])
+    assert consumed > 0
+    assert bq.list_queue(tmp_path / "queue" / "queue" / "train") == []

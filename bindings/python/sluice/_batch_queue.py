@@ -148,7 +148,7 @@ def read_batch_file(path):
         info["schema"] = json.loads(meta["schema"])
         _check_schema(info["schema"], path)
         rows = info["batch_size"] * info["num_batches"]
-        arrays, covered, start = {}, 0, 8 + length
+        arrays, spans, start = {}, [], 8 + length
         for field in info["schema"]:
             entry = header.pop(field["name"])
             begin, end = entry["data_offsets"]
@@ -161,8 +161,15 @@ def read_batch_file(path):
                                        "does not match the schema")
             arrays[field["name"]] = np.frombuffer(
                 data, dtype, int(np.prod(shape)), start + begin).reshape(shape)
-            covered += end - begin
-        if header or covered != len(data) - start:
+            spans.append((begin, end))
+        # Back to back in some order: no overlap, no gap, nothing after.
+        position = 0
+        for begin, end in sorted(spans):
+            if begin != position:
+                raise CorruptFileError(
+                    f"{path}: tensors overlap or leave a gap")
+            position = end
+        if header or position != len(data) - start:
             raise CorruptFileError(f"{path}: tensors do not cover the data")
     except CorruptFileError:
         raise

@@ -149,23 +149,37 @@ Lc0BatchFile::~Lc0BatchFile() {
   if (fd_ >= 0) close(fd_);
 }
 
-absl::StatusOr<TensorBatch> Lc0BatchFile::ReadBatch(
-    int64_t index, std::shared_ptr<lc0::BatchBufferPool> pool) const {
-  const BatchFileInfo& info = layout_.info;
-  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(
-      static_cast<size_t>(info.batch_size), std::move(pool));
-  if (!batch.ok()) return batch.status();
+absl::StatusOr<std::array<Lc0BatchFile::Piece, lc0::kNumTensors>>
+Lc0BatchFile::Pieces(int64_t index, const TensorBatch& batch) const {
+  std::array<Piece, lc0::kNumTensors> pieces;
   for (int t = 0; t < lc0::kNumTensors; ++t) {
-    const lc0::TensorView view = batch->view(static_cast<TensorId>(t));
+    const lc0::TensorView view = batch.view(static_cast<TensorId>(t));
     const SafetensorsTensor& field = layout_.fields[t];
-    if (field.bytes != view.bytes * static_cast<uint64_t>(info.num_batches)) {
+    if (field.bytes !=
+        view.bytes * static_cast<uint64_t>(layout_.info.num_batches)) {
       return absl::DataLossError(path_ + ": field sizes do not match");
     }
-    const uint64_t offset = field.offset + view.bytes * index;
-    absl::StatusOr<size_t> got = ReadAt(fd_, reinterpret_cast<char*>(view.data),
-                                        view.bytes, offset, path_);
+    pieces[t] = {
+        .offset = field.offset + view.bytes * index,
+        .data = std::span(reinterpret_cast<std::byte*>(view.data), view.bytes)};
+  }
+  return pieces;
+}
+
+absl::StatusOr<TensorBatch> Lc0BatchFile::ReadBatch(
+    int64_t index, std::shared_ptr<lc0::BatchBufferPool> pool) const {
+  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(
+      static_cast<size_t>(layout_.info.batch_size), std::move(pool));
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<std::array<Piece, lc0::kNumTensors>> pieces =
+      Pieces(index, *batch);
+  if (!pieces.ok()) return pieces.status();
+  for (const Piece& piece : *pieces) {
+    absl::StatusOr<size_t> got =
+        ReadAt(fd_, reinterpret_cast<char*>(piece.data.data()),
+               piece.data.size(), piece.offset, path_);
     if (!got.ok()) return got.status();
-    if (*got != view.bytes) {
+    if (*got != piece.data.size()) {
       return absl::DataLossError(absl::StrCat(path_, ": short read"));
     }
   }

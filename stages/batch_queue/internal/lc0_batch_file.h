@@ -10,6 +10,8 @@
 #ifndef SLUICE_STAGES_BATCH_QUEUE_INTERNAL_LC0_BATCH_FILE_H_
 #define SLUICE_STAGES_BATCH_QUEUE_INTERNAL_LC0_BATCH_FILE_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -48,9 +50,25 @@ class Lc0BatchFile {
 
   const BatchFileInfo& info() const { return layout_.info; }
   uint64_t file_size() const { return file_size_; }
+  const std::string& path() const { return path_; }
+  // The open file, for reads through io::AsyncFileReader.
+  int fd() const { return fd_; }
 
-  // Batch `index` (< info().num_batches), its buffer from `pool` when
-  // given (a pool of info().batch_size batches); DataLoss on a short read.
+  // One contiguous read that fills part of a batch: data.size() bytes of
+  // the file at `offset`.
+  struct Piece {
+    uint64_t offset = 0;
+    std::span<std::byte> data;
+  };
+  // The reads that fill `batch` (of info().batch_size positions) with batch
+  // `index` (< info().num_batches), one per tensor; DataLoss when the
+  // file's field sizes do not match the batch.
+  absl::StatusOr<std::array<Piece, lc0::kNumTensors>> Pieces(
+      int64_t index, const lc0::TensorBatch& batch) const;
+
+  // Batch `index` (< info().num_batches) read with blocking preads, its
+  // buffer from `pool` when given (a pool of info().batch_size batches);
+  // DataLoss on a short read.
   absl::StatusOr<lc0::TensorBatch> ReadBatch(
       int64_t index,
       std::shared_ptr<lc0::BatchBufferPool> pool = nullptr) const;

@@ -1,5 +1,6 @@
 #include "stages/batch_queue/batch_file_reader.h"
 
+#include <stdlib.h>
 #include <sys/mount.h>
 
 #include <cerrno>
@@ -70,6 +71,41 @@ TEST(BatchFileReaderTest, BlocksWhileEmptyThenWakesForANewFile) {
   auto second = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
   ASSERT_EQ(second.kind, Kind::kItem);
   EXPECT_EQ(BatchId(*second.item), 7);
+}
+
+TEST(BatchFileReaderTest, InotifyWakesTheReaderLongBeforeItsPoll) {
+  TempDir root;
+  WriteMeta(root.path());
+  const std::string dir = QueueDir(root.path(), "train");
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  // A 10-minute poll: only an inotify event can wake the reader in time.
+  auto loader = StartLoader(absl::StrCat(
+      "stage { name: 'reader' batch_file_reader { root: '", root.path(),
+      "' split: 'train' poll_interval_ms: 600000 } }"));
+  EXPECT_EQ(
+      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
+      Kind::kTimeout);
+  WriteFile(dir, 1, {7});
+  auto next = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+  ASSERT_EQ(next.kind, Kind::kItem);
+  EXPECT_EQ(BatchId(*next.item), 7);
+}
+
+TEST(BatchFileReaderTest, WithoutInotifyTheReaderPolls) {
+  TempDir root;
+  WriteMeta(root.path());
+  const std::string dir = QueueDir(root.path(), "train");
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  setenv("SLUICE_DISABLE_INOTIFY", "1", 1);
+  auto loader = StartLoader(ReaderStage(root.path(), "idle_timeout_ms: 0"));
+  unsetenv("SLUICE_DISABLE_INOTIFY");
+  EXPECT_EQ(
+      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
+      Kind::kTimeout);
+  WriteFile(dir, 1, {7});
+  auto next = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+  ASSERT_EQ(next.kind, Kind::kItem);
+  EXPECT_EQ(BatchId(*next.item), 7);
 }
 
 TEST(BatchFileReaderTest, IdleTimeoutEndsTheStream) {

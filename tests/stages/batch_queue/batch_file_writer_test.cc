@@ -139,6 +139,29 @@ TEST(BatchFileWriterTest, StopsAtTheWatermarkAndResumesWhenFilesGo) {
   EXPECT_GT(totals.batch_file_writer().backpressure_wait_seconds(), 0.1);
 }
 
+TEST(BatchFileWriterTest, InotifyWakesTheWriterWhenTheConsumerDeletes) {
+  TempDir a, b;
+  FillQueue(a.path(), 1, 3);
+  // A 10-minute poll: only an inotify event can wake the writer in time.
+  auto loader = StartLoader(absl::StrCat(
+      ReaderStage(a.path()),
+      "stage { name: 'writer' input: 'reader' batch_file_writer { root: '",
+      b.path(),
+      "' split: 'train' dataset_name: 'test' batch_size: 2 "
+      "poll_interval_ms: 600000 batches_per_file: 1 max_backlog_files: 1 } }"));
+  const std::string out = QueueDir(b.path(), "train");
+  std::vector<int> consumed;
+  while (consumed.size() < 3) {
+    ASSERT_TRUE(WaitUntil([&] { return FileCount(out) > 0; },
+                          std::chrono::seconds(30)));
+    EXPECT_EQ(FileCount(out), 1u);
+    const QueueFile oldest = ListQueueFiles(out)->front();
+    consumed.push_back(FileIds(out).front().front());
+    std::filesystem::remove(out + "/" + oldest.name);
+  }
+  EXPECT_THAT(consumed, ElementsAre(1, 2, 3));
+}
+
 TEST(BatchFileWriterTest, ANewWriterResumesTheSequenceAfterAKill) {
   TempDir a, b;
   FillQueue(a.path(), 1, 1);

@@ -1,4 +1,4 @@
-#include "stages/lc0/internal/inotify_watcher.h"
+#include "io/inotify_watcher.h"
 
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include "asio/post.hpp"
 #include "asio/use_awaitable.hpp"
 
-namespace sluice::lc0 {
+namespace sluice::io {
 namespace {
 
 // Splits what one read returned into events (a plain function: a coroutine
@@ -97,4 +97,4 @@ void InotifyWatcher::Cancel() {
   descriptor_.cancel(ignored);
 }
 
-}  // namespace sluice::lc0
+}  // namespace sluice::io

@@ -9,8 +9,8 @@
 //     if (!events.ok()) break;
 //     for (const InotifyWatcher::Event& event : *events) ...
 //   }
-#ifndef SLUICE_STAGES_LC0_INTERNAL_INOTIFY_WATCHER_H_
-#define SLUICE_STAGES_LC0_INTERNAL_INOTIFY_WATCHER_H_
+#ifndef SLUICE_IO_INOTIFY_WATCHER_H_
+#define SLUICE_IO_INOTIFY_WATCHER_H_
 
 #include <array>
 #include <cstdint>
@@ -25,7 +25,7 @@
 #include "asio/awaitable.hpp"
 #include "asio/posix/stream_descriptor.hpp"
 
-namespace sluice::lc0 {
+namespace sluice::io {
 
 class InotifyWatcher {
  public:
@@ -64,6 +64,6 @@ class InotifyWatcher {
   alignas(8) std::array<char, 64 * 1024> buffer_;
 };
 
-}  // namespace sluice::lc0
+}  // namespace sluice::io
 
-#endif  // SLUICE_STAGES_LC0_INTERNAL_INOTIFY_WATCHER_H_
+#endif  // SLUICE_IO_INOTIFY_WATCHER_H_

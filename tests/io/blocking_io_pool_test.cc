@@ -1,0 +1,42 @@
+#include "io/blocking_io_pool.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "asio/io_context.hpp"
+#include "gtest/gtest.h"
+#include "tests/testing/coroutine_runner.h"
+
+namespace sluice::io {
+namespace {
+
+using ::sluice::testing::CoroutineRunner;
+
+TEST(BlockingIoPoolTest, RunsTheCallOnAPoolThreadAndResumesOnTheExecutor) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  BlockingIoPool pool(1);
+  const std::thread::id test_thread = std::this_thread::get_id();
+  std::thread::id call_thread;
+  std::thread::id resumed_thread;
+  absl::StatusOr<std::unique_ptr<std::string>> result;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    std::string local = "made on the pool";
+    result = co_await pool.Run(
+        [&]() -> absl::StatusOr<std::unique_ptr<std::string>> {
+          call_thread = std::this_thread::get_id();
+          return std::make_unique<std::string>(local);
+        });
+    resumed_thread = std::this_thread::get_id();
+  });
+  runner.RunToCompletion();
+  EXPECT_NE(call_thread, test_thread);
+  EXPECT_EQ(resumed_thread, test_thread);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(**result, "made on the pool");
+}
+
+}  // namespace
+}  // namespace sluice::io
