@@ -73,6 +73,18 @@ TEST(BatchFileReaderTest, BlocksWhileEmptyThenWakesForANewFile) {
   EXPECT_EQ(BatchId(*second.item), 7);
 }
 
+// With `loader` waiting on an empty queue `dir`, writes a file there and
+// expects its batch within 30 s.
+void ExpectANewFileToArrive(DataLoader& loader, const std::string& dir) {
+  EXPECT_EQ(
+      loader.GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
+      Kind::kTimeout);
+  WriteFile(dir, 1, {7});
+  auto next = loader.GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+  ASSERT_EQ(next.kind, Kind::kItem);
+  EXPECT_EQ(BatchId(*next.item), 7);
+}
+
 TEST(BatchFileReaderTest, InotifyWakesTheReaderLongBeforeItsPoll) {
   TempDir root;
   WriteMeta(root.path());
@@ -82,13 +94,7 @@ TEST(BatchFileReaderTest, InotifyWakesTheReaderLongBeforeItsPoll) {
   auto loader = StartLoader(absl::StrCat(
       "stage { name: 'reader' batch_file_reader { root: '", root.path(),
       "' split: 'train' poll_interval_ms: 600000 } }"));
-  EXPECT_EQ(
-      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
-      Kind::kTimeout);
-  WriteFile(dir, 1, {7});
-  auto next = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
-  ASSERT_EQ(next.kind, Kind::kItem);
-  EXPECT_EQ(BatchId(*next.item), 7);
+  ExpectANewFileToArrive(*loader, dir);
 }
 
 TEST(BatchFileReaderTest, WithoutInotifyTheReaderPolls) {
@@ -99,13 +105,7 @@ TEST(BatchFileReaderTest, WithoutInotifyTheReaderPolls) {
   setenv("SLUICE_DISABLE_INOTIFY", "1", 1);
   auto loader = StartLoader(ReaderStage(root.path(), "idle_timeout_ms: 0"));
   unsetenv("SLUICE_DISABLE_INOTIFY");
-  EXPECT_EQ(
-      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
-      Kind::kTimeout);
-  WriteFile(dir, 1, {7});
-  auto next = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
-  ASSERT_EQ(next.kind, Kind::kItem);
-  EXPECT_EQ(BatchId(*next.item), 7);
+  ExpectANewFileToArrive(*loader, dir);
 }
 
 TEST(BatchFileReaderTest, IdleTimeoutEndsTheStream) {
