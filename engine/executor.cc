@@ -51,6 +51,9 @@ void Executor::Stop() {
   io_context_.stop();
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
+  // Blocking calls may use their callers' state (a stage's buffers): they
+  // finish before Stop() returns, so before the pipeline drops its stages.
+  blocking_io_.Join();
 }
 
 bool Executor::RunningInThisThread() const {

@@ -8,8 +8,9 @@
 //   ...
 //   executor.Stop();  // from a thread that is not one of its workers
 //
-// Promises: Start() launches the threads once; Stop() stops the loop and
-// joins them (idempotent; the destructor calls it). The io_uring fallback is
+// Promises: Start() launches the threads once; Stop() stops the loop, joins
+// them and waits for the blocking calls under way (idempotent; the
+// destructor calls it). The io_uring fallback is
 // logged once per process and visible through io_backend().
 #ifndef SLUICE_ENGINE_EXECUTOR_H_
 #define SLUICE_ENGINE_EXECUTOR_H_

@@ -10,7 +10,7 @@
 //   awaiting coroutine on its own executor with call's result. The call may
 //   use references to the coroutine's locals: the coroutine stays suspended
 //   until the call has returned.
-// - The destructor waits for calls already started or queued.
+// - Join() (and the destructor) waits for every call started or queued.
 #ifndef SLUICE_IO_BLOCKING_IO_POOL_H_
 #define SLUICE_IO_BLOCKING_IO_POOL_H_
 
@@ -29,9 +29,14 @@ namespace sluice::io {
 class BlockingIoPool {
  public:
   explicit BlockingIoPool(unsigned threads) : pool_(threads) {}
-  ~BlockingIoPool() { pool_.join(); }
+  ~BlockingIoPool() { Join(); }
   BlockingIoPool(const BlockingIoPool&) = delete;
   BlockingIoPool& operator=(const BlockingIoPool&) = delete;
+
+  // Waits for every call started or queued, then ends the threads: call it
+  // once nothing will Run() again (the executor's loop has stopped).
+  // Idempotent.
+  void Join() { pool_.join(); }
 
   // Runs `call()` on a pool thread; returns its result (not void).
   template <typename Call>

@@ -1,5 +1,7 @@
 #include "io/blocking_io_pool.h"
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,6 +38,24 @@ TEST(BlockingIoPoolTest, RunsTheCallOnAPoolThreadAndResumesOnTheExecutor) {
   EXPECT_EQ(resumed_thread, test_thread);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(**result, "made on the pool");
+}
+
+TEST(BlockingIoPoolTest, JoinWaitsForTheCallsUnderWay) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  BlockingIoPool pool(1);
+  std::atomic<bool> done{false};
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    co_await pool.Run([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      done = true;
+      return 0;
+    });
+  });
+  io.poll();  // starts the call
+  pool.Join();
+  EXPECT_TRUE(done);
+  runner.RunToCompletion();
 }
 
 }  // namespace
