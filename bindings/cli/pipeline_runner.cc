@@ -76,7 +76,12 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
     return absl::InvalidArgumentError(error.what());
   }
   absl::StatusOr<ChannelBase*> found = loader.pipeline().FindOutput("");
-  if (!found.ok()) return found.status();
+  if (!found.ok()) {
+    return absl::InvalidArgumentError(
+        "the pipeline has no output to pull batches from; a pipeline that "
+        "ends in a sink (batch_file_writer) runs from the Python or C++ API "
+        "(bindings/python/examples/lc0_queue_producer.py)");
+  }
   ChannelBase* output = *found;
   const InterruptScope interrupt_scope;
   LiveView view(config, out, interactive);

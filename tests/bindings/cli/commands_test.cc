@@ -157,6 +157,27 @@ TEST_F(CommandsTest, GeneratedDataIsReadByTheEvalPipeline) {
   EXPECT_THAT(out.str(), HasSubstr("summary:"));
 }
 
+TEST_F(CommandsTest, RunExplainsAPipelineWithoutOutput) {
+  auto config = lc0::MakePipeline(
+      {.directories = {*data_}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::string tensors = config->stage(config->stage_size() - 1).name();
+  config->clear_output();
+  StageConfig* writer = config->add_stage();
+  writer->set_name("queue");
+  writer->add_input(tensors);
+  writer->mutable_batch_file_writer()->set_root(
+      (fs::path(::testing::TempDir()) / "sink_queue").string());
+  writer->mutable_batch_file_writer()->set_split("train");
+  writer->mutable_batch_file_writer()->set_dataset_name("sink");
+  writer->mutable_batch_file_writer()->set_batch_size(1024);
+  std::ostringstream out;
+  auto report = RunWithLiveView(*config, {}, out, /*interactive=*/false);
+  EXPECT_TRUE(absl::IsInvalidArgument(report.status())) << report.status();
+  EXPECT_THAT(std::string(report.status().message()),
+              HasSubstr("no output to pull batches from"));
+}
+
 TEST_F(CommandsTest, DemoRunsAndSummarisesWithoutEscapeCodes) {
   const Result result =
       Invoke(RunDemoCommand, {"--data", *data_, "--seconds", "3"});
