@@ -1,5 +1,6 @@
 #include "stages/lc0/chunk_unpacker.h"
 
+#include <memory>
 #include <numeric>
 #include <string_view>
 #include <utility>
@@ -89,9 +90,11 @@ void ChunkUnpacker::Start(const StageRuntime& runtime) {
 
 asio::awaitable<void> ChunkUnpacker::Work() {
   std::string raw;
+  // Each record is up-converted and checked here, then packed into a frame.
+  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
   std::vector<Frame> frames;
   while (std::optional<Chunk> chunk = co_await input_->Receive(load_meter())) {
-    Unpack(*chunk, &raw, &frames);
+    Unpack(*chunk, &raw, scratch.get(), &frames);
     for (Frame& frame : frames) {
       if (!co_await output_->Send(std::move(frame), load_meter())) co_return;
       frames_emitted_.fetch_add(1, std::memory_order_relaxed);
@@ -104,6 +107,7 @@ asio::awaitable<void> ChunkUnpacker::Work() {
 }
 
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
+                           V6TrainingRecord* scratch,
                            std::vector<Frame>* frames) {
   chunks_received_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status status =
@@ -139,27 +143,25 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
   }
   uint64_t sampled_out = record_count - candidates.size();
   const std::string_view records(*raw);
-  Frame frame;  // reused while records are dropped
   for (const uint32_t i : candidates) {
     if (!KeepWithProbability(config_.position_sampling_rate(), rate_seed_, key,
                              i)) {
       ++sampled_out;
       continue;
     }
-    if (!frame.record) frame = MakeFrame(game_id);
     UpconvertToV6(records.substr(i * check.record_size, check.record_size),
-                  check.version, frame.record.get());
+                  check.version, scratch);
     if (std::optional<RejectReason> reason =
-            CheckRecord(*frame.record, check.version, config_.input_format())) {
+            CheckRecord(*scratch, check.version, config_.input_format())) {
       CountSkip(RejectReasonName(*reason));
       continue;
     }
-    if (!diff_focus_.Keep(*frame.record, diff_focus_seed_, key, i)) {
+    if (!diff_focus_.Keep(*scratch, diff_focus_seed_, key, i)) {
       ++sampled_out;
       continue;
     }
+    Frame frame{PackedRecord::Pack(*scratch), game_id};
     frames->push_back(std::move(frame));
-    frame = Frame{};
   }
   sampled_out_.fetch_add(sampled_out, std::memory_order_relaxed);
 }

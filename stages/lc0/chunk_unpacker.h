@@ -62,8 +62,10 @@ class ChunkUnpacker final : public Stage {
                 DiffFocus diff_focus, Channel<Chunk>* input);
   asio::awaitable<void> Work();
   // Appends the frames kept from `chunk` to `frames`, decompressing into
-  // `raw` (reused across chunks); counts what it drops.
-  void Unpack(const Chunk& chunk, std::string* raw, std::vector<Frame>* frames);
+  // `raw` (reused across chunks) and checking each record in `scratch`;
+  // counts what it drops.
+  void Unpack(const Chunk& chunk, std::string* raw, V6TrainingRecord* scratch,
+              std::vector<Frame>* frames);
 
   const ChunkUnpackerConfig config_;
   const DiffFocus diff_focus_;

@@ -1,6 +1,7 @@
 #include "stages/lc0/tensor_generator.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -69,6 +70,8 @@ void TensorGenerator::Start(const StageRuntime& runtime) {
 
 asio::awaitable<void> TensorGenerator::Build() {
   const size_t batch_size = config_.batch_size();
+  // Each frame's record is unpacked here, then expanded into the batch.
+  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
   bool input_open = true;
   while (input_open) {
     absl::StatusOr<TensorBatch> batch =
@@ -81,11 +84,12 @@ asio::awaitable<void> TensorGenerator::Build() {
         input_open = false;
         break;
       }
-      if (frame->record->input_format != expander_.input_format()) {
+      if (frame->record.input_format() != expander_.input_format()) {
         CountSkip("unexpected_input_format");
         continue;
       }
-      expander_.Expand(*frame->record, &*batch, filled);
+      frame->record.Unpack(scratch.get());
+      expander_.Expand(*scratch, &*batch, filled);
       batch->set_game_id(filled, frame->game_id);
       ++filled;
     }

@@ -28,6 +28,7 @@ using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::RawGame;
 using ::sluice::lc0::testing::SetRecord;
 using ::sluice::lc0::testing::StageTotals;
+using ::sluice::lc0::testing::Unpacked;
 using ::testing::HasSubstr;
 
 // What one run of source -> unpacker produced.
@@ -99,8 +100,8 @@ TEST(ChunkUnpackerTest, UnpacksEveryRecordOfEveryVersion) {
     ASSERT_EQ(run.frames.size(), records) << version;
     for (const Frame& frame : run.frames) {
       EXPECT_EQ(frame.game_id, id);
-      EXPECT_EQ(frame.record->version, static_cast<uint32_t>(version));
-      EXPECT_EQ(frame.record->input_format, 1u);
+      EXPECT_EQ(frame.record.version(), static_cast<uint32_t>(version));
+      EXPECT_EQ(frame.record.input_format(), 1u);
     }
     EXPECT_EQ(run.metrics.chunk_unpacker().records(), records);
     EXPECT_EQ(run.metrics.chunk_unpacker().frames_emitted(), records);
@@ -185,10 +186,10 @@ TEST(ChunkUnpackerTest, EveryRejectionReasonCounted) {
 std::multiset<std::pair<uint64_t, uint64_t>> Kept(const UnpackRun& run) {
   std::multiset<std::pair<uint64_t, uint64_t>> kept;
   for (const Frame& frame : run.frames) {
+    const V6TrainingRecord record = Unpacked(frame);
     kept.emplace(frame.game_id,
                  Fnv1a64(std::string_view(
-                     reinterpret_cast<const char*>(frame.record.get()),
-                     sizeof(V6TrainingRecord))));
+                     reinterpret_cast<const char*>(&record), sizeof(record))));
   }
   return kept;
 }
@@ -243,8 +244,8 @@ TEST(ChunkUnpackerTest, DiffFocusKeepsAccordingToTheFormula) {
   EXPECT_EQ(run.frames.size(), bypassed);
   EXPECT_LT(bypassed, run.metrics.chunk_unpacker().records());  // some dropped
   for (const Frame& frame : run.frames) {
-    EXPECT_TRUE(std::isnan(frame.record->orig_q) ||
-                frame.record->policy_kld == 0.0f);
+    const V6TrainingRecord record = Unpacked(frame);
+    EXPECT_TRUE(std::isnan(record.orig_q) || record.policy_kld == 0.0f);
   }
 }
 

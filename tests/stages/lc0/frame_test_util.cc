@@ -11,13 +11,20 @@
 
 namespace sluice::lc0::testing {
 
+V6TrainingRecord Unpacked(const Frame& frame) {
+  V6TrainingRecord record;
+  frame.record.Unpack(&record);
+  return record;
+}
+
 std::vector<Frame> LabelledFrames(uint64_t count) {
   std::vector<Frame> frames;
   frames.reserve(count);
+  V6TrainingRecord record;
+  std::memset(&record, 0, sizeof(record));
   for (uint64_t i = 0; i < count; ++i) {
-    frames.push_back(MakeFrame(i));
-    std::memset(frames.back().record.get(), 0, sizeof(V6TrainingRecord));
-    frames.back().record->reserved = static_cast<uint32_t>(i);
+    record.reserved = static_cast<uint32_t>(i);
+    frames.push_back(Frame{PackedRecord::Pack(record), i});
   }
   return frames;
 }

@@ -59,7 +59,10 @@ StageFactory FactoryWithSource(std::string source_name, std::vector<T> items) {
   };
 }
 
-// Frames labelled 0..count-1 in game_id (and in record->reserved).
+// Frames labelled 0..count-1 in game_id (and in the record's reserved field).
+// The record of `frame`, unpacked.
+V6TrainingRecord Unpacked(const Frame& frame);
+
 std::vector<Frame> LabelledFrames(uint64_t count);
 
 // The raw (uncompressed) chunk of generated game `game` (V6 unless told).

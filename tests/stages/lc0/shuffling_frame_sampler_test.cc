@@ -18,6 +18,7 @@ using ::sluice::lc0::testing::FactoryWithSource;
 using ::sluice::lc0::testing::LabelledFrames;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::StageTotals;
+using ::sluice::lc0::testing::Unpacked;
 using ::testing::HasSubstr;
 
 // source (frames 0..count-1) -> sampler with `sampler_config`.
@@ -42,7 +43,7 @@ std::vector<uint64_t> RunSampler(const std::string& sampler_config,
   loader.Start();
   std::vector<uint64_t> labels;
   while (std::optional<Frame> frame = loader.GetNext<Frame>()) {
-    EXPECT_EQ(frame->record->reserved, frame->game_id);
+    EXPECT_EQ(Unpacked(*frame).reserved, frame->game_id);
     labels.push_back(frame->game_id);
   }
   return labels;

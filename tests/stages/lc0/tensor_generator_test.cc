@@ -19,6 +19,7 @@ using ::sluice::lc0::testing::FactoryWithSource;
 using ::sluice::lc0::testing::LabelledFrames;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::StageTotals;
+using ::sluice::lc0::testing::Unpacked;
 using ::testing::HasSubstr;
 
 // Every golden fixture (tests/data/golden/README.md).
@@ -126,9 +127,10 @@ TEST(TensorGeneratorTest, ConfigErrorsNameStageAndField) {
 std::vector<Frame> FramesOfGames(const std::vector<uint64_t>& games) {
   std::vector<Frame> frames = LabelledFrames(games.size());
   for (size_t i = 0; i < games.size(); ++i) {
-    frames[i].record->version = 6;
-    frames[i].record->input_format = 1;
-    frames[i].game_id = games[i];
+    V6TrainingRecord record = Unpacked(frames[i]);
+    record.version = 6;
+    record.input_format = 1;
+    frames[i] = Frame{PackedRecord::Pack(record), games[i]};
   }
   return frames;
 }
@@ -169,7 +171,9 @@ TEST(TensorGeneratorTest, ShuffleQualityMetricOnCraftedStream) {
 
 TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {
   std::vector<Frame> frames = FramesOfGames({1, 2, 3});
-  frames[1].record->input_format = 3;
+  V6TrainingRecord record = Unpacked(frames[1]);
+  record.input_format = 3;
+  frames[1].record = PackedRecord::Pack(record);
   DataLoader loader(FactoryWithSource("source", std::move(frames)));
   loader.Configure(ParseConfig(R"pb(
     stage {

@@ -1,0 +1,104 @@
+#include "stages/lc0/format/packed_record.h"
+
+#include <array>
+#include <cstring>
+
+namespace sluice::lc0 {
+namespace {
+
+// The record's bytes before and after the policy, kept verbatim.
+constexpr size_t kHeadBytes = offsetof(V6TrainingRecord, probabilities);
+constexpr size_t kPolicyBytes = kPolicySize * sizeof(float);
+constexpr size_t kTailBytes = kV6RecordSize - kHeadBytes - kPolicyBytes;
+constexpr size_t kFixedBytes = kHeadBytes + kTailBytes;
+// One policy pair: a uint16 index (in a first array) and a float.
+constexpr size_t kPairBytes = sizeof(uint16_t) + sizeof(float);
+// Beyond this many pairs, the whole policy is smaller.
+constexpr size_t kMaxPairs = kPolicyBytes / kPairBytes;
+constexpr uint32_t kMarkerBits = 0xBF800000u;  // -1.0f
+
+static_assert(kPolicySize < 0xFFFF);
+
+}  // namespace
+
+PackedRecord PackedRecord::Pack(const V6TrainingRecord& record) {
+  const auto* raw = reinterpret_cast<const std::byte*>(&record);
+  uint32_t bits[kPolicySize];
+  std::memcpy(bits, raw + kHeadBytes, kPolicyBytes);
+  uint16_t indices[kPolicySize];
+  size_t pairs = 0;
+  for (size_t i = 0; i < kPolicySize; ++i) {
+    indices[pairs] = static_cast<uint16_t>(i);
+    pairs += bits[i] != kMarkerBits;  // branch-free: most are markers
+  }
+  PackedRecord packed;
+  const bool whole = pairs > kMaxPairs;
+  const size_t policy_bytes = whole ? kPolicyBytes : pairs * kPairBytes;
+  packed.bytes_ =
+      std::make_unique_for_overwrite<std::byte[]>(kFixedBytes + policy_bytes);
+  packed.policy_entries_ = whole ? kWholePolicy : static_cast<uint16_t>(pairs);
+  std::byte* out = packed.bytes_.get();
+  std::memcpy(out, raw, kHeadBytes);
+  std::memcpy(out + kHeadBytes, raw + kHeadBytes + kPolicyBytes, kTailBytes);
+  out += kFixedBytes;
+  if (whole) {
+    std::memcpy(out, raw + kHeadBytes, kPolicyBytes);
+    return packed;
+  }
+  std::memcpy(out, indices, pairs * sizeof(uint16_t));
+  out += pairs * sizeof(uint16_t);
+  for (size_t p = 0; p < pairs; ++p) {
+    std::memcpy(out + p * sizeof(uint32_t), &bits[indices[p]],
+                sizeof(uint32_t));
+  }
+  return packed;
+}
+
+void PackedRecord::Unpack(V6TrainingRecord* out) const {
+  auto* raw = reinterpret_cast<std::byte*>(out);
+  const std::byte* in = bytes_.get();
+  std::memcpy(raw, in, kHeadBytes);
+  std::memcpy(raw + kHeadBytes + kPolicyBytes, in + kHeadBytes, kTailBytes);
+  in += kFixedBytes;
+  std::byte* policy = raw + kHeadBytes;
+  if (policy_entries_ == kWholePolicy) {
+    std::memcpy(policy, in, kPolicyBytes);
+    return;
+  }
+  static const auto* const kMarkers = [] {
+    auto* markers = new std::array<uint32_t, kPolicySize>;
+    markers->fill(kMarkerBits);
+    return markers;
+  }();
+  std::memcpy(policy, kMarkers->data(), kPolicyBytes);
+  const std::byte* values = in + policy_entries_ * sizeof(uint16_t);
+  for (size_t p = 0; p < policy_entries_; ++p) {
+    uint16_t index;
+    std::memcpy(&index, in + p * sizeof(uint16_t), sizeof(index));
+    std::memcpy(policy + index * sizeof(uint32_t),
+                values + p * sizeof(uint32_t), sizeof(uint32_t));
+  }
+}
+
+uint32_t PackedRecord::version() const {
+  uint32_t version;
+  std::memcpy(&version, bytes_.get() + offsetof(V6TrainingRecord, version),
+              sizeof(version));
+  return version;
+}
+
+uint32_t PackedRecord::input_format() const {
+  uint32_t format;
+  std::memcpy(&format, bytes_.get() + offsetof(V6TrainingRecord, input_format),
+              sizeof(format));
+  return format;
+}
+
+size_t PackedRecord::heap_bytes() const {
+  if (bytes_ == nullptr) return 0;
+  return kFixedBytes + (policy_entries_ == kWholePolicy
+                            ? kPolicyBytes
+                            : policy_entries_ * kPairBytes);
+}
+
+}  // namespace sluice::lc0
