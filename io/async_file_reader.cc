@@ -11,7 +11,9 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -48,6 +50,38 @@ struct ReadOpImpl final : ReadOp {
   Handler handler;
 };
 
+// Reads that resume one handler, with every result, once the last of them
+// completes (from whichever thread completes it); then deletes itself.
+template <typename Handler>
+struct ReadBatchOp {
+  struct Part final : ReadOp {
+    void Complete(int result) override { batch->Finish(index, result); }
+    ReadBatchOp* batch = nullptr;
+    size_t index = 0;
+  };
+
+  ReadBatchOp(Handler h, size_t size)
+      : handler(std::move(h)), parts(size), results(size), remaining(size) {
+    for (size_t i = 0; i < size; ++i) {
+      parts[i].batch = this;
+      parts[i].index = i;
+    }
+  }
+
+  void Finish(size_t index, int result) {
+    results[index] = result;
+    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      PostCompletion(std::move(handler), std::move(results));
+      delete this;
+    }
+  }
+
+  Handler handler;
+  std::vector<Part> parts;
+  std::vector<int> results;
+  std::atomic<size_t> remaining;
+};
+
 std::atomic<AsyncFileReader::FaultInjector> fault_injector{nullptr};
 
 bool IoUringDisabledByEnvironment() {
@@ -61,8 +95,8 @@ class AsyncFileReader::Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
-  // Takes ownership of `op` and completes it exactly once.
-  virtual void Submit(ReadOp* op) = 0;
+  // Takes ownership of `ops` and completes each exactly once.
+  virtual void Submit(std::span<ReadOp* const> ops) = 0;
 };
 
 namespace {
@@ -76,83 +110,83 @@ class PreadThreadsBackend final : public AsyncFileReader::Backend {
 
   std::string_view name() const override { return "pread-threads"; }
 
-  void Submit(ReadOp* op) override {
-    asio::post(pool_, [op] {
-      ssize_t result;
-      do {
-        result = ::pread(op->fd, op->data, op->length,
-                         static_cast<off_t>(op->offset));
-      } while (result < 0 && errno == EINTR);
-      op->Complete(result < 0 ? -errno : static_cast<int>(result));
-    });
+  void Submit(std::span<ReadOp* const> ops) override {
+    for (ReadOp* op : ops) {
+      asio::post(pool_, [op] {
+        ssize_t result;
+        do {
+          result = ::pread(op->fd, op->data, op->length,
+                           static_cast<off_t>(op->offset));
+        } while (result < 0 && errno == EINTR);
+        op->Complete(result < 0 ? -errno : static_cast<int>(result));
+      });
+    }
   }
 
  private:
   asio::thread_pool pool_;
 };
 
-// io_uring with an eventfd that the io_context watches: completions are
-// reaped on the executor, submissions are batched per executor turn.
+// io_uring rings, each with an eventfd that the io_context watches:
+// completions are reaped on the executor, submissions are batched per
+// executor turn. Reads of the page cache are copied while the ring is
+// entered, under its lock: several rings let several threads copy at once.
 class IoUringBackend final : public AsyncFileReader::Backend {
  public:
-  // Sets up the ring; returns nullptr (and the errno text) on failure.
+  // Sets up `rings` rings; returns nullptr (and the errno text) on failure.
   static std::unique_ptr<IoUringBackend> Create(asio::io_context& io,
-                                                unsigned depth,
+                                                unsigned depth, unsigned rings,
                                                 std::string* error) {
-    auto state = std::make_shared<State>(io);
-    const int rc = io_uring_queue_init(depth, &state->ring, 0);
-    if (rc < 0) {
-      *error = absl::StrCat("io_uring_queue_init: ", std::strerror(-rc));
-      return nullptr;
-    }
-    state->ring_ready = true;
-    state->depth = depth;
-    const int event_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (event_fd < 0) {
-      *error = absl::StrCat("eventfd: ", std::strerror(errno));
-      return nullptr;
-    }
-    state->event_descriptor.assign(event_fd);
-    const int reg = io_uring_register_eventfd(&state->ring, event_fd);
-    if (reg < 0) {
-      *error = absl::StrCat("io_uring_register_eventfd: ", std::strerror(-reg));
-      return nullptr;
+    std::vector<std::shared_ptr<State>> states;
+    for (unsigned r = 0; r < std::max(1u, rings); ++r) {
+      auto state = std::make_shared<State>(io);
+      const int rc = io_uring_queue_init(depth, &state->ring, 0);
+      if (rc < 0) {
+        *error = absl::StrCat("io_uring_queue_init: ", std::strerror(-rc));
+        return nullptr;
+      }
+      state->ring_ready = true;
+      state->depth = depth;
+      const int event_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (event_fd < 0) {
+        *error = absl::StrCat("eventfd: ", std::strerror(errno));
+        return nullptr;
+      }
+      state->event_descriptor.assign(event_fd);
+      const int reg = io_uring_register_eventfd(&state->ring, event_fd);
+      if (reg < 0) {
+        *error =
+            absl::StrCat("io_uring_register_eventfd: ", std::strerror(-reg));
+        return nullptr;
+      }
+      states.push_back(std::move(state));
     }
     return std::unique_ptr<IoUringBackend>(
-        new IoUringBackend(std::move(state)));
+        new IoUringBackend(std::move(states)));
   }
 
   ~IoUringBackend() override {
-    std::lock_guard lock(state_->mu);
-    state_->shut_down = true;
-    asio::error_code ignored;
-    state_->event_descriptor.close(ignored);
+    for (const std::shared_ptr<State>& state : states_) {
+      std::lock_guard lock(state->mu);
+      state->shut_down = true;
+      asio::error_code ignored;
+      state->event_descriptor.close(ignored);
+    }
   }
 
   std::string_view name() const override { return "io_uring"; }
 
-  void Submit(ReadOp* op) override {
-    bool schedule_flush = false;
-    {
-      std::lock_guard lock(state_->mu);
-      if (state_->in_ring < state_->depth) {
-        PrepareLocked(*state_, op);
-      } else {
-        state_->waiting.push_back(op);
-      }
-      if (!state_->reaper_armed) ArmReaperLocked(state_);
-      if (state_->unsubmitted > 0 && !state_->flush_scheduled) {
-        state_->flush_scheduled = true;
-        schedule_flush = true;
+  // The ops go to one ring: the first one not locked by another thread (a
+  // thread copying reads into memory), else the first one.
+  void Submit(std::span<ReadOp* const> ops) override {
+    for (const std::shared_ptr<State>& state : states_) {
+      std::unique_lock lock(state->mu, std::try_to_lock);
+      if (lock.owns_lock()) {
+        SubmitTo(state, std::move(lock), ops);
+        return;
       }
     }
-    if (schedule_flush) {
-      asio::post(state_->io, [state = state_] {
-        std::lock_guard lock(state->mu);
-        state->flush_scheduled = false;
-        SubmitLocked(*state);
-      });
-    }
+    SubmitTo(states_.front(), std::unique_lock(states_.front()->mu), ops);
   }
 
  private:
@@ -178,8 +212,30 @@ class IoUringBackend final : public AsyncFileReader::Backend {
     asio::posix::stream_descriptor event_descriptor;
   };
 
-  explicit IoUringBackend(std::shared_ptr<State> state)
-      : state_(std::move(state)) {}
+  explicit IoUringBackend(std::vector<std::shared_ptr<State>> states)
+      : states_(std::move(states)) {}
+
+  // Queues `ops` on `state`, whose lock `lock` holds, and schedules a flush.
+  static void SubmitTo(const std::shared_ptr<State>& state,
+                       std::unique_lock<std::mutex> lock,
+                       std::span<ReadOp* const> ops) {
+    for (ReadOp* op : ops) {
+      if (state->in_ring < state->depth && state->waiting.empty()) {
+        PrepareLocked(*state, op);
+      } else {
+        state->waiting.push_back(op);
+      }
+    }
+    if (!state->reaper_armed) ArmReaperLocked(state);
+    if (state->unsubmitted == 0 || state->flush_scheduled) return;
+    state->flush_scheduled = true;
+    lock.unlock();
+    asio::post(state->io, [state] {
+      std::lock_guard flush_lock(state->mu);
+      state->flush_scheduled = false;
+      SubmitLocked(*state);
+    });
+  }
 
   static void PrepareLocked(State& state, ReadOp* op) {
     io_uring_sqe* sqe = io_uring_get_sqe(&state.ring);
@@ -238,7 +294,7 @@ class IoUringBackend final : public AsyncFileReader::Backend {
     for (auto& [op, result] : done) op->Complete(result);
   }
 
-  std::shared_ptr<State> state_;
+  std::vector<std::shared_ptr<State>> states_;
 };
 
 absl::Status ReadError(int error_number, int fd, uint64_t offset) {
@@ -252,7 +308,11 @@ absl::Status ReadError(int error_number, int fd, uint64_t offset) {
 AsyncFileReader::AsyncFileReader(asio::io_context& io_context,
                                  Options options) {
   if (options.use_io_uring && !IoUringDisabledByEnvironment()) {
-    backend_ = IoUringBackend::Create(io_context, options.queue_depth,
+    const unsigned rings =
+        options.rings != 0
+            ? options.rings
+            : std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+    backend_ = IoUringBackend::Create(io_context, options.queue_depth, rings,
                                       &fallback_reason_);
   } else {
     fallback_reason_ = options.use_io_uring
@@ -296,11 +356,60 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
             op->offset = offset;
             op->data = buffer.data();
             op->length = length;
-            backend_->Submit(op);
+            ReadOp* const ops[] = {op};
+            backend_->Submit(ops);
           },
           asio::use_awaitable);
   if (result < 0) co_return ReadError(-result, fd, offset);
   co_return static_cast<size_t>(result);
+}
+
+asio::awaitable<std::vector<absl::StatusOr<size_t>>>
+AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
+  std::vector<absl::StatusOr<size_t>> results(requests.size());
+  // The requests that go to the backend (not failed by the injector).
+  std::vector<size_t> issued;
+  issued.reserve(requests.size());
+  FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const ReadRequest& request = requests[i];
+    if (injector != nullptr) {
+      if (std::optional<int> error = injector(request.fd, request.offset)) {
+        results[i] = ReadError(*error, request.fd, request.offset);
+        continue;
+      }
+    }
+    issued.push_back(i);
+  }
+  if (issued.empty()) co_return results;
+  const std::vector<int> done =
+      co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                    void(std::vector<int>)>(
+          [&](auto handler) {
+            auto* batch = new ReadBatchOp<decltype(handler)>(std::move(handler),
+                                                             issued.size());
+            std::vector<ReadOp*> ops(issued.size());
+            for (size_t k = 0; k < issued.size(); ++k) {
+              const ReadRequest& request = requests[issued[k]];
+              ReadOp& op = batch->parts[k];
+              op.fd = request.fd;
+              op.offset = request.offset;
+              op.data = request.buffer.data();
+              op.length = static_cast<unsigned>(
+                  std::min<size_t>(request.buffer.size(), 1u << 30));
+              ops[k] = &op;
+            }
+            backend_->Submit(ops);
+          },
+          asio::use_awaitable);
+  for (size_t k = 0; k < issued.size(); ++k) {
+    const ReadRequest& request = requests[issued[k]];
+    results[issued[k]] = done[k] < 0
+                             ? absl::StatusOr<size_t>(ReadError(
+                                   -done[k], request.fd, request.offset))
+                             : static_cast<size_t>(done[k]);
+  }
+  co_return results;
 }
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadFullyAt(

@@ -4,14 +4,20 @@
 //
 //   AsyncFileReader reader(io_context, {});
 //   absl::StatusOr<size_t> got = co_await reader.ReadAt(fd, offset, buffer);
+//   std::vector<absl::StatusOr<size_t>> each =
+//       co_await reader.ReadBatchAt(requests);  // one resumption for all
 //
 // Promises:
 // - Many reads may be in flight at once, from any executor thread; io_uring
-//   submissions are batched and at most `queue_depth` are in the ring, the
-//   rest wait their turn in submission order.
+//   submissions are batched and at most `queue_depth` are in each ring, the
+//   rest wait their turn in submission order. With several rings, reads
+//   that hit the page cache are copied on several threads at once.
 // - ReadAt completes once, on the executor of the awaiting coroutine, with
 //   the bytes read (0 at end of file; fewer than asked only at end of file
 //   or on a short read) or an error status carrying errno's text.
+// - ReadBatchAt hands all its reads to the backend at once (one lock, one
+//   submission) and completes once, when the last of them is done, with
+//   what ReadAt would have returned for each.
 // - The backend is chosen once, at construction: when io_uring cannot be set
 //   up the fallback is used; backend_name() tells which and
 //   fallback_reason() why (the owner logs it).
@@ -30,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
@@ -43,10 +50,12 @@ class AsyncFileReader {
     // Try io_uring first; false forces the fallback. The environment
     // variable SLUICE_DISABLE_IO_URING=1 also forces it.
     bool use_io_uring = true;
-    // Reads in the ring at once.
+    // Reads in each ring at once.
     unsigned queue_depth = 128;
     // Threads of the fallback path.
     unsigned fallback_threads = 2;
+    // io_uring rings; 0 means one per core, at most 4.
+    unsigned rings = 0;
   };
 
   AsyncFileReader(asio::io_context& io_context, Options options);
@@ -63,6 +72,19 @@ class AsyncFileReader {
   // Reads up to buffer.size() bytes of `fd` at `offset` (one read call).
   asio::awaitable<absl::StatusOr<size_t>> ReadAt(int fd, uint64_t offset,
                                                  std::span<std::byte> buffer);
+
+  // One read of a batch: up to buffer.size() bytes of `fd` at `offset`.
+  struct ReadRequest {
+    int fd = -1;
+    uint64_t offset = 0;
+    std::span<std::byte> buffer;
+  };
+
+  // Issues one read call per request, all in flight together; resumes the
+  // caller once, when every read is done. Result i is for requests[i], as
+  // ReadAt would return it. The buffers must outlive the call.
+  asio::awaitable<std::vector<absl::StatusOr<size_t>>> ReadBatchAt(
+      std::span<const ReadRequest> requests);
 
   // Reads until the buffer is full or end of file; returns the bytes read.
   asio::awaitable<absl::StatusOr<size_t>> ReadFullyAt(

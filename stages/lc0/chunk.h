@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,61 @@ struct DiscoveredFile {
   DiscoveryPhase phase = DiscoveryPhase::kNew;
 };
 
+// The bytes of one chunk. Reads like a std::string of them (data, size,
+// [], substr, ==, converts to std::string_view), but its memory is never
+// zero-filled and is recycled: ForOverwrite() takes a buffer from a
+// process-wide free list (buffer sizes go up in steps of a quarter of a
+// power of two, to 1 MiB), and destruction, on any thread, gives it back
+// (the list keeps at most 32 MiB; larger buffers go straight back to the
+// heap). A copy takes a buffer of its own.
+//
+//   ChunkBytes bytes = ChunkBytes::ForOverwrite(size);  // contents unset
+//   co_await reader.ReadFullyAt(fd, offset, std::as_writable_bytes(
+//       std::span(bytes.data(), bytes.size())));
+class ChunkBytes {
+ public:
+  ChunkBytes() = default;
+  // Copies `bytes`; implicit, so that a string assigns to Chunk::data.
+  ChunkBytes(std::string_view bytes);
+  ChunkBytes(const std::string& bytes) : ChunkBytes(std::string_view(bytes)) {}
+  ChunkBytes(const ChunkBytes& other) : ChunkBytes(std::string_view(other)) {}
+  ChunkBytes& operator=(const ChunkBytes& other);
+  ChunkBytes(ChunkBytes&& other) noexcept;
+  ChunkBytes& operator=(ChunkBytes&& other) noexcept;
+  ~ChunkBytes();
+
+  // `size` bytes whose contents are unspecified until written.
+  static ChunkBytes ForOverwrite(size_t size);
+
+  char* data() { return memory_.get(); }
+  const char* data() const { return memory_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  char& operator[](size_t i) { return memory_[i]; }
+  char operator[](size_t i) const { return memory_[i]; }
+  // Implicit, so that the bytes pass where a std::string_view is taken.
+  operator std::string_view() const { return std::string_view(data(), size_); }
+  std::string_view substr(size_t pos,
+                          size_t count = std::string_view::npos) const {
+    return std::string_view(*this).substr(pos, count);
+  }
+  // Keeps the first min(size, size()) bytes; bytes past them are
+  // unspecified until written.
+  void resize(size_t size);
+
+  friend bool operator==(const ChunkBytes& a, std::string_view b) {
+    return std::string_view(a) == b;
+  }
+
+ private:
+  // Gives the memory back (to the free list when it came from it).
+  void Release();
+
+  std::unique_ptr<char[]> memory_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
 // One chunk: its gzip bytes and where it comes from. `index_in_source` is
 // the chunk's position among the `.gz` members of the whole file (filtered
 // views keep the original numbering), so (source_name, index_in_source)
@@ -60,7 +116,7 @@ struct Chunk {
   // The pool's pass over its window that emitted this chunk (0, 1, ...).
   uint64_t pass = 0;
   // The compressed chunk (starts with the gzip magic bytes).
-  std::string data;
+  ChunkBytes data;
 
   // ChunkId(source_name, index_in_source).
   uint64_t id() const;
@@ -133,6 +189,18 @@ class ChunkSource {
   asio::awaitable<absl::StatusOr<Chunk>> ReadChunk(io::AsyncFileReader& reader,
                                                    size_t i,
                                                    uint64_t max_bytes) const;
+
+  // One chunk to read: chunk `index` (< size()) of the indexed `source`.
+  struct Ref {
+    const ChunkSource* source = nullptr;
+    size_t index = 0;
+  };
+  // Reads the chunks `refs` name with one batch of reads (one resumption
+  // for all of them in the common case); result i is for refs[i], with
+  // ReadChunk's errors. The sources must outlive the call.
+  static asio::awaitable<std::vector<absl::StatusOr<Chunk>>> ReadChunks(
+      io::AsyncFileReader& reader, std::span<const Ref> refs,
+      uint64_t max_bytes);
 
   struct File;  // the shared, open file
 

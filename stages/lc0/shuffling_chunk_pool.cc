@@ -27,6 +27,10 @@ class MeterWorker {
   LoadMeter* meter_;
 };
 
+// Read jobs hold half the reads in flight (so that two or more jobs
+// overlap), at most this many chunks.
+constexpr size_t kMaxBatch = 16;
+
 bool NewerFirst(const std::shared_ptr<ChunkSource>& a,
                 const std::shared_ptr<ChunkSource>& b) {
   if (a->name() != b->name()) return a->name() > b->name();
@@ -63,7 +67,9 @@ ShufflingChunkPool::ShufflingChunkPool(const StageContext& context,
                                        Channel<ChunkSourceItem>* input)
     : Stage(context),
       config_(config),
-      readers_(static_cast<int>(config.reader_parallelism())),
+      batch_(std::clamp<size_t>(config.reader_parallelism() / 2, 1, kMaxBatch)),
+      readers_(static_cast<int>((config.reader_parallelism() + batch_ - 1) /
+                                batch_)),
       input_(input),
       output_(AddOutput<Chunk>("output", 64)),
       to_index_("to_index", config.indexing_parallelism()),
@@ -74,7 +80,7 @@ ShufflingChunkPool::ShufflingChunkPool(const StageContext& context,
   for (int i = 0; i < readers_; ++i) {
     read_jobs_.push_back(std::make_unique<Channel<ReadJob>>("read_jobs", 1));
     read_results_.push_back(
-        std::make_unique<Channel<absl::StatusOr<Chunk>>>("read_results", 1));
+        std::make_unique<Channel<ReadResults>>("read_results", 1));
   }
 }
 
@@ -212,29 +218,38 @@ asio::awaitable<void> ShufflingChunkPool::Indexer() {
   }
 }
 
-std::optional<ChunkWindow::Draw> ShufflingChunkPool::DrawNext(bool& finished) {
+size_t ShufflingChunkPool::JobLimit(int index) const {
+  return std::min(batch_, config_.reader_parallelism() - index * batch_);
+}
+
+void ShufflingChunkPool::DrawSome(size_t limit,
+                                  std::vector<ChunkWindow::Draw>& draws,
+                                  bool& finished) {
   std::lock_guard lock(mu_);
   finished = false;
-  if (!initial_done_) return std::nullopt;
-  std::optional<ChunkWindow::Draw> draw = window_.Next();
-  if (!draw) finished = input_done_ && indexing_in_flight_ == 0;
-  return draw;
+  if (!initial_done_) return;
+  while (draws.size() < limit) {
+    std::optional<ChunkWindow::Draw> draw = window_.Next();
+    if (!draw) break;
+    draws.push_back(*std::move(draw));
+  }
+  if (draws.empty()) finished = input_done_ && indexing_in_flight_ == 0;
 }
 
 asio::awaitable<void> ShufflingChunkPool::Emitter() {
   static RateLimiter limiter(absl::Seconds(5));
-  // Draw tickets go round-robin to the readers; results are taken back in
-  // ticket order, so the output order is the draw order.
+  // Jobs go round-robin to the readers; results are taken back in job
+  // order, so the output order is the draw order.
   uint64_t dispatched = 0, collected = 0;
   bool finished = false;
   while (true) {
     while (!finished &&
            dispatched - collected < static_cast<uint64_t>(readers_)) {
-      std::optional<ChunkWindow::Draw> draw = DrawNext(finished);
-      if (!draw) break;
-      ReadJob job{*std::move(draw)};
-      if (!co_await read_jobs_[dispatched % readers_]->Send(std::move(job),
-                                                            load_meter())) {
+      const int reader = static_cast<int>(dispatched % readers_);
+      ReadJob job;
+      DrawSome(JobLimit(reader), job.draws, finished);
+      if (job.draws.empty()) break;
+      if (!co_await read_jobs_[reader]->Send(std::move(job), load_meter())) {
         co_return;
       }
       ++dispatched;
@@ -244,38 +259,51 @@ asio::awaitable<void> ShufflingChunkPool::Emitter() {
       if (!co_await wakeup_.Receive(load_meter())) co_return;
       continue;
     }
-    std::optional<absl::StatusOr<Chunk>> result =
+    std::optional<ReadResults> results =
         co_await read_results_[collected % readers_]->Receive(load_meter());
-    if (!result) co_return;
+    if (!results) co_return;
     ++collected;
-    if (!result->ok()) {
-      read_errors_.fetch_add(1);
-      CountSkip(ReadSkipReason(result->status()));
-      if (limiter.Allow()) {
-        LogWarning("stage ", name(), ": skipping chunk: ", result->status());
+    for (absl::StatusOr<Chunk>& result : *results) {
+      if (!result.ok()) {
+        read_errors_.fetch_add(1);
+        CountSkip(ReadSkipReason(result.status()));
+        if (limiter.Allow()) {
+          LogWarning("stage ", name(), ": skipping chunk: ", result.status());
+        }
+        continue;
       }
-      continue;
+      const uint64_t bytes = result->data.size();
+      // TrySend spares a suspension point per chunk while there is room.
+      if (!output_->TrySend(*result) &&
+          !co_await output_->Send(*std::move(result), load_meter())) {
+        co_return;
+      }
+      chunks_emitted_.fetch_add(1, std::memory_order_relaxed);
+      bytes_emitted_.fetch_add(bytes, std::memory_order_relaxed);
     }
-    const uint64_t bytes = (*result)->data.size();
-    if (!co_await output_->Send(**std::move(result), load_meter())) co_return;
-    chunks_emitted_.fetch_add(1, std::memory_order_relaxed);
-    bytes_emitted_.fetch_add(bytes, std::memory_order_relaxed);
   }
   for (auto& channel : read_jobs_) channel->Close();
 }
 
 asio::awaitable<void> ShufflingChunkPool::Reader(int index) {
   Channel<ReadJob>& jobs = *read_jobs_[index];
-  Channel<absl::StatusOr<Chunk>>& results = *read_results_[index];
+  Channel<ReadResults>& results = *read_results_[index];
+  std::vector<ChunkSource::Ref> refs;
   while (std::optional<ReadJob> job = co_await jobs.Receive(load_meter())) {
-    absl::StatusOr<Chunk> chunk;
+    refs.clear();
+    for (const ChunkWindow::Draw& draw : job->draws) {
+      refs.push_back({draw.source.get(), draw.local_index});
+    }
+    ReadResults chunks;
     {
       ScopedWait wait(load_meter());
-      chunk = co_await job->draw.source->ReadChunk(
-          *reader_, job->draw.local_index, config_.max_chunk_bytes());
+      chunks = co_await ChunkSource::ReadChunks(*reader_, refs,
+                                                config_.max_chunk_bytes());
     }
-    if (chunk.ok()) chunk->pass = job->draw.pass;
-    if (!co_await results.Send(std::move(chunk), load_meter())) co_return;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (chunks[i].ok()) chunks[i]->pass = job->draws[i].pass;
+    }
+    if (!co_await results.Send(std::move(chunks), load_meter())) co_return;
   }
 }
 

@@ -12,14 +12,14 @@
 // whole sources that fall out of it are dropped (`chunks_dropped`).
 //
 // Output: a stream shuffler over the window (internal/chunk_window.h) draws
-// chunk numbers; `reader_parallelism` reader coroutines read them through
-// the executor's io_uring reader, so that many reads are in flight; chunks
-// leave in draw order, which makes the output a function of the seed
-// (StageContext::seed() and the stage name) and of the arrival of sources,
-// whatever the thread count. When a pass ends, a new one starts over the
-// current window (`passes`). Chunks that cannot be read are skipped and
-// counted by reason (ReadSkipReason in chunk.h), as are damaged tars
-// (IndexSkipReason; their good members are kept).
+// chunk numbers; reader coroutines read them through the executor's
+// io_uring reader in batches (one submission and one resumption per batch),
+// `reader_parallelism` reads in flight in all; chunks leave in draw order,
+// which makes the output a function of the seed (StageContext::seed() and the
+// stage name) and of the arrival of sources, whatever the thread count. When a
+// pass ends, a new one starts over the current window (`passes`). Chunks that
+// cannot be read are skipped and counted by reason (ReadSkipReason in chunk.h),
+// as are damaged tars (IndexSkipReason; their good members are kept).
 //
 // single_pass: no window; every chunk of every source received is emitted
 // exactly once, then the output closes once the input has closed.
@@ -66,8 +66,9 @@ class ShufflingChunkPool final : public Stage {
     bool initial = false;
   };
   struct ReadJob {
-    ChunkWindow::Draw draw;
+    std::vector<ChunkWindow::Draw> draws;
   };
+  using ReadResults = std::vector<absl::StatusOr<Chunk>>;
 
   ShufflingChunkPool(const StageContext& context,
                      const ShufflingChunkPoolConfig& config,
@@ -80,13 +81,18 @@ class ShufflingChunkPool final : public Stage {
   asio::awaitable<void> Indexer();
   asio::awaitable<void> Emitter();
   asio::awaitable<void> Reader(int index);
-  // Draws the next chunk if output may start; nullopt when there is none
-  // now. Sets `finished` when no chunk will ever come again.
-  std::optional<ChunkWindow::Draw> DrawNext(bool& finished);
+  // The most chunks a job of reader `index` may hold.
+  size_t JobLimit(int index) const;
+  // Appends up to `limit` drawn chunks to `draws` if output may start (none
+  // when there is none now). Sets `finished` when no chunk will ever come
+  // again.
+  void DrawSome(size_t limit, std::vector<ChunkWindow::Draw>& draws,
+                bool& finished);
   void Wake();
 
   const ShufflingChunkPoolConfig config_;
-  const int readers_;
+  const size_t batch_;  // chunks per read job
+  const int readers_;   // reader coroutines
   Channel<ChunkSourceItem>* const input_;
   Channel<Chunk>* const output_;
   io::AsyncFileReader* reader_ = nullptr;  // set in Start()
@@ -97,7 +103,7 @@ class ShufflingChunkPool final : public Stage {
   Channel<std::shared_ptr<ChunkSource>> initial_indexed_;
   Channel<bool> wakeup_;
   std::vector<std::unique_ptr<Channel<ReadJob>>> read_jobs_;
-  std::vector<std::unique_ptr<Channel<absl::StatusOr<Chunk>>>> read_results_;
+  std::vector<std::unique_ptr<Channel<ReadResults>>> read_results_;
 
   std::mutex mu_;  // guards the members below
   ChunkWindow window_;

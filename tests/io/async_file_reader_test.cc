@@ -73,6 +73,42 @@ TEST_P(AsyncFileReaderTest, ManyConcurrentReadsReturnTheRightBytes) {
   }
 }
 
+TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
+  const TempFile file(1 << 20);
+  asio::io_context io;
+  // More reads than the rings hold: the rest wait their turn.
+  AsyncFileReader reader(
+      io, {.use_io_uring = GetParam(), .queue_depth = 4, .rings = 2});
+  CoroutineRunner runner(io);
+  constexpr size_t kBlock = 16 * 1024;
+  std::vector<std::string> blocks(20, std::string(kBlock, '\0'));
+  std::vector<AsyncFileReader::ReadRequest> requests;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    requests.push_back({file.fd(), i * 3 * kBlock,
+                        std::as_writable_bytes(std::span(blocks[i]))});
+  }
+  requests[5].fd = -1;                              // an error
+  requests[7].offset = file.content().size() - 10;  // a short read
+  std::vector<absl::StatusOr<size_t>> got;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    got = co_await reader.ReadBatchAt(requests);
+  });
+  runner.RunToCompletion(/*threads=*/2);
+  ASSERT_EQ(got.size(), blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i == 5) {
+      EXPECT_FALSE(got[i].ok());
+      continue;
+    }
+    ASSERT_TRUE(got[i].ok()) << i << ": " << got[i].status();
+    const size_t want = i == 7 ? 10 : kBlock;
+    ASSERT_EQ(*got[i], want) << i;
+    EXPECT_EQ(blocks[i].substr(0, want),
+              file.content().substr(requests[i].offset, want))
+        << i;
+  }
+}
+
 TEST_P(AsyncFileReaderTest, ReadsPastEndOfFileAreShort) {
   const TempFile file(1000);
   asio::io_context io;

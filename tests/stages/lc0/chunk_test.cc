@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -158,6 +159,41 @@ TEST_P(ChunkSourceTest, ReadErrorsHaveReasons) {
   EXPECT_EQ(ReadSkipReason(Read(shrunk, 1).status()), "file_truncated");
 }
 
+TEST_P(ChunkSourceTest, ReadChunksGivesEachResultInOrder) {
+  WriteFile(dir_ / "mixed.tar",
+            TarBytes({{"training.1.gz", FakeGzip("1")},
+                      {"training.2.gz", "plain text"},
+                      {"training.3.gz", FakeGzip(std::string(100, '3'))}}));
+  auto tar = Open(dir_ / "mixed.tar");
+  ASSERT_TRUE(Index(tar).ok());
+  WriteFile(dir_ / "loose.gz", FakeGzip("l"));
+  auto loose = Open(dir_ / "loose.gz");
+  ASSERT_TRUE(Index(loose).ok());
+  WriteFile(dir_ / "gone.gz", FakeGzip("g"));
+  auto gone = Open(dir_ / "gone.gz");
+  ASSERT_TRUE(Index(gone).ok());
+  std::filesystem::remove(dir_ / "gone.gz");
+  const ChunkSource::Ref refs[] = {{tar.get(), 2}, {gone.get(), 0},
+                                   {tar.get(), 1}, {loose.get(), 0},
+                                   {tar.get(), 0}, {tar.get(), 2}};
+  const uint64_t max_bytes = FakeGzip("1").size() + 10;
+  std::vector<absl::StatusOr<Chunk>> chunks;
+  Run([&]() -> asio::awaitable<void> {
+    chunks = co_await ChunkSource::ReadChunks(*reader_, refs, max_bytes);
+  });
+  ASSERT_EQ(chunks.size(), 6u);
+  EXPECT_EQ(ReadSkipReason(chunks[0].status()), "chunk_too_large");
+  EXPECT_EQ(ReadSkipReason(chunks[1].status()), "file_missing");
+  EXPECT_EQ(ReadSkipReason(chunks[2].status()), "not_gzip");
+  ASSERT_TRUE(chunks[3].ok()) << chunks[3].status();
+  EXPECT_EQ(chunks[3]->data, FakeGzip("l"));
+  ASSERT_TRUE(chunks[4].ok()) << chunks[4].status();
+  EXPECT_EQ(chunks[4]->data, FakeGzip("1"));
+  EXPECT_EQ(chunks[4]->source_name, "mixed.tar");
+  EXPECT_EQ(chunks[4]->index_in_source, 0u);
+  EXPECT_EQ(ReadSkipReason(chunks[5].status()), "chunk_too_large");
+}
+
 TEST_P(ChunkSourceTest, FilteredViewKeepsOriginalIndices) {
   WriteFile(dir_ / "f.tar", ChunkTar(10));
   auto whole = Open(dir_ / "f.tar");
@@ -181,6 +217,44 @@ INSTANTIATE_TEST_SUITE_P(Backends, ChunkSourceTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "io_uring" : "fallback";
                          });
+
+TEST(ChunkBytesTest, ReadsLikeAString) {
+  ChunkBytes bytes = std::string("\x1f\x8b rest");
+  EXPECT_EQ(bytes.size(), 7u);
+  EXPECT_EQ(bytes.substr(0, 2), "\x1f\x8b");
+  EXPECT_EQ(std::string_view(bytes), "\x1f\x8b rest");
+  ChunkBytes copy = bytes;
+  copy[3] = 'R';
+  EXPECT_EQ(bytes, "\x1f\x8b rest");
+  EXPECT_EQ(copy, "\x1f\x8b Rest");
+  copy.resize(3);
+  EXPECT_EQ(copy, "\x1f\x8b ");
+  copy.resize(100'000);  // grows past its buffer: the prefix is kept
+  EXPECT_EQ(copy.substr(0, 3), "\x1f\x8b ");
+  ChunkBytes moved = std::move(bytes);
+  EXPECT_TRUE(bytes.empty());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(moved, "\x1f\x8b rest");
+  EXPECT_TRUE(ChunkBytes().empty());
+}
+
+TEST(ChunkBytesTest, ForOverwriteRecyclesBuffersOfEverySize) {
+  for (size_t size : {size_t{1}, size_t{4096}, size_t{37'000}, size_t{1} << 20,
+                      (size_t{1} << 20) + 1}) {
+    SCOPED_TRACE(size);
+    const char* first = nullptr;
+    {
+      ChunkBytes bytes = ChunkBytes::ForOverwrite(size);
+      ASSERT_EQ(bytes.size(), size);
+      std::memset(bytes.data(), 'x', size);
+      first = bytes.data();
+    }
+    ChunkBytes again = ChunkBytes::ForOverwrite(size);
+    ASSERT_EQ(again.size(), size);
+    std::memset(again.data(), 'y', size);
+    // Up to 1 MiB the buffer just given back is the one taken next.
+    if (size <= (size_t{1} << 20)) EXPECT_EQ(again.data(), first);
+  }
+}
 
 TEST(ChunkSourceOpenTest, Errors) {
   TempDir dir;
