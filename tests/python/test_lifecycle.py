@@ -20,6 +20,10 @@ INTERRUPT_SCRIPT = """
 import json, os, signal, sys, threading, time
 import sluice
 
+# A launcher may start us with SIGINT ignored (a background job of a
+# non-interactive shell); the test needs Python's Ctrl-C handling.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 config = sluice.lc0_pipeline(sys.argv[1], reservoir=16, min_fill=1,
                              threads=2)
 threads_before = len(os.listdir("/proc/self/task"))
