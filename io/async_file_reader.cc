@@ -29,7 +29,8 @@
 namespace sluice::io {
 namespace {
 
-// One read in flight; Complete() resumes its coroutine and deletes it.
+// One read in flight; Complete() hands its result to the batch it is part
+// of (ReadBatchOp).
 struct ReadOp {
   virtual ~ReadOp() = default;
   // `result` is the byte count, or -errno.
@@ -38,16 +39,6 @@ struct ReadOp {
   uint64_t offset = 0;
   void* data = nullptr;
   unsigned length = 0;
-};
-
-template <typename Handler>
-struct ReadOpImpl final : ReadOp {
-  explicit ReadOpImpl(Handler h) : handler(std::move(h)) {}
-  void Complete(int result) override {
-    PostCompletion(std::move(handler), result);
-    delete this;
-  }
-  Handler handler;
 };
 
 // Reads that resume one handler, with every result, once the last of them
@@ -340,28 +331,10 @@ void AsyncFileReader::SetFaultInjectorForTesting(FaultInjector injector) {
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
     int fd, uint64_t offset, std::span<std::byte> buffer) {
-  if (FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
-      injector != nullptr) {
-    if (std::optional<int> error = injector(fd, offset)) {
-      co_return ReadError(*error, fd, offset);
-    }
-  }
-  const unsigned length =
-      static_cast<unsigned>(std::min<size_t>(buffer.size(), 1u << 30));
-  const int result =
-      co_await asio::async_initiate<decltype(asio::use_awaitable), void(int)>(
-          [&](auto handler) {
-            auto* op = new ReadOpImpl<decltype(handler)>(std::move(handler));
-            op->fd = fd;
-            op->offset = offset;
-            op->data = buffer.data();
-            op->length = length;
-            ReadOp* const ops[] = {op};
-            backend_->Submit(ops);
-          },
-          asio::use_awaitable);
-  if (result < 0) co_return ReadError(-result, fd, offset);
-  co_return static_cast<size_t>(result);
+  const ReadRequest request{fd, offset, buffer};
+  std::vector<absl::StatusOr<size_t>> results =
+      co_await ReadBatchAt(std::span(&request, 1));
+  co_return std::move(results.front());
 }
 
 asio::awaitable<std::vector<absl::StatusOr<size_t>>>
