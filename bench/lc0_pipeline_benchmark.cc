@@ -3,17 +3,20 @@
 // machine's ceiling for the same work.
 //
 //   build/bench/lc0_pipeline_benchmark [--games N] [--batches N]
-//                                      [--cache-dir DIR]
+//                                      [--cache-dir DIR] [--threads N]
 //
 // Data: N games (default 2000) written once by the data generator into
 // DIR (default /tmp/sluice_lc0_bench_<N>), 100 games per tar, then read once
 // so the page cache is warm. For 1 and 2 worker threads it runs the
-// pipeline (batch 1024) and reports positions/s and batches/s in steady
-// state (after the first batch), the time to the first batch (reservoir
-// fill), peak RSS and each stage's load. The ceiling is the single-core
-// rate of gunzip + split (up-conversion) + tensor expansion over the same
-// chunks with no pipeline around it, times the thread count. Prints a table,
-// then one JSON line (prefixed "JSON ").
+// pipeline (batch 1024) and reports the time to the first batch (min_fill
+// frames in the reservoir), the warm-up time (until the reservoir is full:
+// while it grows, part of the unpacked frames stay in it), positions/s and
+// batches/s in steady state (after the warm-up), peak RSS and each stage's
+// load (--threads N runs only N, e.g. under a profiler). The ceiling is the
+// single-core rate of gunzip + split (up-conversion) + tensor expansion over
+// the same chunks with no pipeline around it (the best of three passes),
+// times the thread count. Prints a table, then one JSON line (prefixed
+// "JSON ").
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,8 +107,8 @@ struct Ceiling {
 };
 
 // Single core: gunzip + split + expand every position of every chunk into
-// a reused batch, no pipeline.
-Ceiling MeasureCeiling(const std::vector<std::string>& chunks) {
+// a reused batch, no pipeline; one pass.
+Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks) {
   absl::StatusOr<TensorBatch> batch = TensorBatch::Create(kBatchSize);
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
   if (!batch.ok() || !expander.ok()) Die("cannot set up the ceiling run");
@@ -131,6 +134,18 @@ Ceiling MeasureCeiling(const std::vector<std::string>& chunks) {
   return ceiling;
 }
 
+// The fastest of three passes: the ceiling is not lowered by a slow pass.
+Ceiling MeasureCeiling(const std::vector<std::string>& chunks) {
+  Ceiling best;
+  for (int pass = 0; pass < 3; ++pass) {
+    const Ceiling ceiling = MeasureCeilingOnce(chunks);
+    if (ceiling.positions_per_second > best.positions_per_second) {
+      best = ceiling;
+    }
+  }
+  return best;
+}
+
 // Peak resident set since the last reset, in MiB.
 double PeakRssMib() {
   std::ifstream status("/proc/self/status");
@@ -146,6 +161,7 @@ void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 struct RunResult {
   unsigned threads = 0;
   double first_batch_seconds = 0;
+  double warm_up_seconds = 0;  // until the reservoir is full
   double positions_per_second = 0;
   double batches_per_second = 0;
   double peak_rss_mib = 0;
@@ -168,6 +184,18 @@ DataLoaderConfig TrainConfig(const std::string& dir, unsigned threads) {
   return config;
 }
 
+// The sampler's fill and capacity in the latest metrics snapshot.
+std::pair<uint64_t, uint64_t> ReservoirFill(DataLoader& loader) {
+  const DataLoaderMetricsProto metrics = loader.GetMetrics();
+  for (const StageMetricProto& stage : metrics.stage_metrics()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      return {stage.shuffling_frame_sampler().fill(),
+              stage.shuffling_frame_sampler().capacity()};
+    }
+  }
+  return {0, 0};
+}
+
 RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
   ResetPeakRss();
   RunResult result;
@@ -177,12 +205,25 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
   const auto start = Clock::now();
   loader.Start();
   if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
-  const auto first = Clock::now();
-  result.first_batch_seconds = Seconds(first - start);
+  result.first_batch_seconds = Seconds(Clock::now() - start);
+  // Warm-up: output starts at min_fill, and the reservoir then grows (every
+  // frame the consumer does not take is kept) until it is full. Steady
+  // state starts there (or after kMaxWarmUp, for a reservoir that stays
+  // below its size because the consumer keeps up).
+  constexpr auto kMaxWarmUp = std::chrono::seconds(30);
+  for (int i = 1;; ++i) {
+    if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+    if (Clock::now() - start > kMaxWarmUp) break;
+    if (i % 16 != 0) continue;
+    const auto [fill, capacity] = ReservoirFill(loader);
+    if (capacity > 0 && fill >= capacity) break;
+  }
+  const auto steady = Clock::now();
+  result.warm_up_seconds = Seconds(steady - start);
   for (int i = 0; i < batches; ++i) {
     if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
   }
-  const double seconds = Seconds(Clock::now() - first);
+  const double seconds = Seconds(Clock::now() - steady);
   result.batches_per_second = batches / seconds;
   result.positions_per_second = result.batches_per_second * kBatchSize;
   loader.Stop();
@@ -197,6 +238,7 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
 int Main(int argc, char** argv) {
   int games = 2000;
   int batches = 300;
+  std::vector<unsigned> thread_counts = {1, 2};
   std::string dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -206,6 +248,8 @@ int Main(int argc, char** argv) {
       batches = std::atoi(argv[i + 1]);
     } else if (flag == "--cache-dir") {
       dir = argv[i + 1];
+    } else if (flag == "--threads") {
+      thread_counts = {static_cast<unsigned>(std::atoi(argv[i + 1]))};
     } else {
       Die("unknown flag " + flag);
     }
@@ -220,13 +264,13 @@ int Main(int argc, char** argv) {
   std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n\n",
               ceiling.positions_per_second);
 
-  std::printf("%-7s %12s %10s %12s %12s %7s %9s  %s\n", "threads",
-              "positions/s", "batches/s", "1st batch s", "ceiling", "ratio",
-              "peak MiB", "stage load");
+  std::printf("%-7s %12s %10s %12s %9s %12s %7s %9s  %s\n", "threads",
+              "positions/s", "batches/s", "1st batch s", "warm-up s",
+              "ceiling", "ratio", "peak MiB", "stage load");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second);
-  for (unsigned threads : {1u, 2u}) {
+  for (unsigned threads : thread_counts) {
     const RunResult run = RunPipeline(dir, threads, batches);
     const double scaled = ceiling.positions_per_second * threads;
     const double ratio = run.positions_per_second / scaled;
@@ -234,16 +278,17 @@ int Main(int argc, char** argv) {
     for (const auto& [name, load] : run.loads) {
       loads += name + "=" + std::to_string(load).substr(0, 4) + " ";
     }
-    std::printf("%-7u %12.0f %10.1f %12.2f %12.0f %6.0f%% %9.0f  %s\n", threads,
-                run.positions_per_second, run.batches_per_second,
-                run.first_batch_seconds, scaled, 100 * ratio, run.peak_rss_mib,
-                loads.c_str());
+    std::printf("%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %9.0f  %s\n",
+                threads, run.positions_per_second, run.batches_per_second,
+                run.first_batch_seconds, run.warm_up_seconds, scaled,
+                100 * ratio, run.peak_rss_mib, loads.c_str());
     const std::string key = ",\"t" + std::to_string(threads) + "_";
     json += key + "positions_per_second\":" +
             std::to_string(run.positions_per_second) + key +
             "batches_per_second\":" + std::to_string(run.batches_per_second) +
             key +
             "first_batch_seconds\":" + std::to_string(run.first_batch_seconds) +
+            key + "warm_up_seconds\":" + std::to_string(run.warm_up_seconds) +
             key + "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
             "ceiling_ratio\":" + std::to_string(ratio);
     for (const auto& [name, load] : run.loads) {

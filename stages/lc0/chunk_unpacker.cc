@@ -11,6 +11,7 @@
 #include "engine/log.h"
 #include "engine/status_macros.h"
 #include "io/gzip.h"
+#include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "stages/lc0/format/tensor_expansion.h"
@@ -151,8 +152,9 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     }
     UpconvertToV6(records.substr(i * check.record_size, check.record_size),
                   check.version, scratch);
-    if (std::optional<RejectReason> reason =
-            CheckRecord(*scratch, check.version, config_.input_format())) {
+    const PolicyEntries entries = PolicyEntries::Find(*scratch);
+    if (std::optional<RejectReason> reason = CheckRecord(
+            *scratch, entries, check.version, config_.input_format())) {
       CountSkip(RejectReasonName(*reason));
       continue;
     }
@@ -160,7 +162,7 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
       ++sampled_out;
       continue;
     }
-    Frame frame{PackedRecord::Pack(*scratch), game_id};
+    Frame frame{PackedRecord::Pack(*scratch, entries), game_id};
     frames->push_back(std::move(frame));
   }
   sampled_out_.fetch_add(sampled_out, std::memory_order_relaxed);

@@ -3,10 +3,6 @@
 #include <array>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace sluice::lc0 {
 namespace {
 
@@ -23,42 +19,17 @@ constexpr uint32_t kMarkerBits = 0xBF800000u;  // -1.0f
 
 static_assert(kPolicySize < 0xFFFF);
 
-// Appends to `indices` the policy entries that are not the marker, in
-// order; returns their count. Most entries are markers: on x86 four at a
-// time are compared and skipped together.
-size_t FindPolicyEntries(const std::byte* policy, uint16_t* indices) {
-  size_t count = 0;
-  size_t i = 0;
-#if defined(__SSE2__)
-  const __m128i marker = _mm_set1_epi32(static_cast<int>(kMarkerBits));
-  for (; i + 4 <= kPolicySize; i += 4) {
-    const __m128i values = _mm_loadu_si128(
-        reinterpret_cast<const __m128i*>(policy + i * sizeof(uint32_t)));
-    const int equal =
-        _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(values, marker)));
-    if (equal == 0xF) continue;
-    for (int lane = 0; lane < 4; ++lane) {
-      indices[count] = static_cast<uint16_t>(i + lane);
-      count += ((equal >> lane) & 1) == 0;
-    }
-  }
-#endif
-  for (; i < kPolicySize; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, policy + i * sizeof(uint32_t), sizeof(bits));
-    indices[count] = static_cast<uint16_t>(i);
-    count += bits != kMarkerBits;
-  }
-  return count;
-}
-
 }  // namespace
 
 PackedRecord PackedRecord::Pack(const V6TrainingRecord& record) {
+  return Pack(record, PolicyEntries::Find(record));
+}
+
+PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
+                                const PolicyEntries& entries) {
   const auto* raw = reinterpret_cast<const std::byte*>(&record);
   const std::byte* policy_in = raw + kHeadBytes;
-  uint16_t indices[kPolicySize];
-  const size_t pairs = FindPolicyEntries(policy_in, indices);
+  const size_t pairs = entries.count;
   PackedRecord packed;
   const bool whole = pairs > kMaxPairs;
   const size_t policy_bytes = whole ? kPolicyBytes : pairs * kPairBytes;
@@ -73,11 +44,12 @@ PackedRecord PackedRecord::Pack(const V6TrainingRecord& record) {
     std::memcpy(out, raw + kHeadBytes, kPolicyBytes);
     return packed;
   }
-  std::memcpy(out, indices, pairs * sizeof(uint16_t));
+  std::memcpy(out, entries.index.data(), pairs * sizeof(uint16_t));
   out += pairs * sizeof(uint16_t);
   for (size_t p = 0; p < pairs; ++p) {
     std::memcpy(out + p * sizeof(uint32_t),
-                policy_in + indices[p] * sizeof(uint32_t), sizeof(uint32_t));
+                policy_in + entries.index[p] * sizeof(uint32_t),
+                sizeof(uint32_t));
   }
   return packed;
 }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/training_record.h"
 
 namespace sluice::lc0 {
@@ -29,6 +30,9 @@ class PackedRecord {
   PackedRecord() = default;
 
   static PackedRecord Pack(const V6TrainingRecord& record);
+  // The same, with the record's policy entries already found.
+  static PackedRecord Pack(const V6TrainingRecord& record,
+                           const PolicyEntries& entries);
   // Writes the packed record to `out` (all of its 8,356 bytes).
   void Unpack(V6TrainingRecord* out) const;
 

@@ -7,48 +7,23 @@
 namespace sluice::lc0 {
 namespace {
 
-// The marker lc0 stores for illegal moves.
-constexpr float kIllegalMoveMarker = -1.0f;
 constexpr double kProbabilitySumTolerance = 1e-3;
 
 bool InRange(float value, float low, float high) {
   return value >= low && value <= high;  // false for NaN
 }
 
-// One branch-free pass over 4-float vectors (GCC/clang vector extensions;
-// this check runs for every position and used to cost more than the tensor
-// expansion): masks for non-finite and bad negative values, and the legal
-// mass as a vector sum.
-std::optional<RejectReason> CheckProbabilities(const V6TrainingRecord& rec) {
-  using Floats = float __attribute__((vector_size(16)));
-  using Ints = int32_t __attribute__((vector_size(16)));
-  constexpr size_t kWidth = 4;
-  const float* probs = rec.probabilities;
-  Ints nonfinite = {};
-  Ints negative = {};
-  Floats sum = {};
-  const Floats zero = {};
-  const Floats marker = {kIllegalMoveMarker, kIllegalMoveMarker,
-                         kIllegalMoveMarker, kIllegalMoveMarker};
-  const Ints exponent = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
-  size_t i = 0;
-  for (; i + kWidth <= kPolicySize; i += kWidth) {
-    Floats p;
-    std::memcpy(&p, probs + i, sizeof(p));
-    Ints bits;
-    std::memcpy(&bits, &p, sizeof(bits));
-    nonfinite |= (bits & exponent) == exponent;
-    negative |= (p < zero) & (p != marker);
-    sum += p > zero ? p : zero;
-  }
-  double legal_sum = static_cast<double>(sum[0]) + sum[1] + sum[2] + sum[3];
-  bool any_nonfinite =
-      nonfinite[0] | nonfinite[1] | nonfinite[2] | nonfinite[3];
-  bool any_negative = negative[0] | negative[1] | negative[2] | negative[3];
-  for (; i < kPolicySize; ++i) {
-    const float p = probs[i];
+// Only the entries that are not the marker can fail: each must be finite
+// and not negative, and together they must sum to 1.
+std::optional<RejectReason> CheckProbabilities(const V6TrainingRecord& rec,
+                                               const PolicyEntries& entries) {
+  bool any_nonfinite = false;
+  bool any_negative = false;
+  double legal_sum = 0.0;
+  for (size_t i = 0; i < entries.count; ++i) {
+    const float p = rec.probabilities[entries.index[i]];
     any_nonfinite |= !std::isfinite(p);
-    any_negative |= p < 0.0f && p != kIllegalMoveMarker;
+    any_negative |= p < 0.0f;
     if (p > 0.0f) legal_sum += p;
   }
   if (any_nonfinite) return RejectReason::kNonfiniteProbability;
@@ -141,13 +116,21 @@ ChunkCheck CheckChunk(std::string_view chunk) {
 std::optional<RejectReason> CheckRecord(const V6TrainingRecord& record,
                                         RecordVersion chunk_version,
                                         uint32_t expected_input_format) {
+  return CheckRecord(record, PolicyEntries::Find(record), chunk_version,
+                     expected_input_format);
+}
+
+std::optional<RejectReason> CheckRecord(const V6TrainingRecord& record,
+                                        const PolicyEntries& entries,
+                                        RecordVersion chunk_version,
+                                        uint32_t expected_input_format) {
   if (record.version != static_cast<uint32_t>(chunk_version)) {
     return RejectReason::kVersionMismatch;
   }
   if (record.input_format != expected_input_format) {
     return RejectReason::kUnexpectedInputFormat;
   }
-  if (auto reason = CheckProbabilities(record)) return reason;
+  if (auto reason = CheckProbabilities(record, entries)) return reason;
   if (HasNanField(record)) return RejectReason::kNanField;
   if (!InRange(record.best_q, -1.0f, 1.0f)) return RejectReason::kBestQRange;
   if (!InRange(record.result_q, -1.0f, 1.0f)) {

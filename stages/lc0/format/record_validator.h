@@ -26,6 +26,7 @@
 #include <optional>
 #include <string_view>
 
+#include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/training_record.h"
 
@@ -77,6 +78,12 @@ ChunkCheck CheckChunk(std::string_view chunk);
 // `expected_input_format`. Returns the first failing reason in the enum's
 // order, or nullopt when the record is valid.
 std::optional<RejectReason> CheckRecord(const V6TrainingRecord& record,
+                                        RecordVersion chunk_version,
+                                        uint32_t expected_input_format);
+// The same, with the record's policy entries already found (the checks on
+// probabilities look only at them).
+std::optional<RejectReason> CheckRecord(const V6TrainingRecord& record,
+                                        const PolicyEntries& entries,
                                         RecordVersion chunk_version,
                                         uint32_t expected_input_format);
 
