@@ -12,12 +12,14 @@
 // frames in the reservoir), the warm-up time (until the reservoir is full:
 // while it grows, part of the unpacked frames stay in it), positions/s and
 // batches/s in steady state (after the warm-up), peak RSS and each stage's
-// load (--threads N runs only N, e.g. under a profiler). The ceiling is the
+// load, and how busy the workers were (process CPU time over wall time x
+// threads; --threads N runs only N, e.g. under a profiler). The ceiling is the
 // single-core rate of gunzip + split (up-conversion) + tensor expansion over
 // the same chunks with no pipeline around it (the best of three passes),
 // times the thread count. Prints a table, then one JSON line (prefixed
 // "JSON ").
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,6 +158,14 @@ double PeakRssMib() {
   return 0;
 }
 
+// User plus system CPU seconds of the whole process so far.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 struct RunResult {
@@ -164,6 +174,9 @@ struct RunResult {
   double warm_up_seconds = 0;  // until the reservoir is full
   double positions_per_second = 0;
   double batches_per_second = 0;
+  // Process CPU time in steady state over (wall time x threads): below 1,
+  // the workers were idle part of the time.
+  double cpu_busy = 0;
   double peak_rss_mib = 0;
   std::vector<std::pair<std::string, double>> loads;
 };
@@ -219,11 +232,13 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
     if (capacity > 0 && fill >= capacity) break;
   }
   const auto steady = Clock::now();
+  const double steady_cpu = ProcessCpuSeconds();
   result.warm_up_seconds = Seconds(steady - start);
   for (int i = 0; i < batches; ++i) {
     if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
   }
   const double seconds = Seconds(Clock::now() - steady);
+  result.cpu_busy = (ProcessCpuSeconds() - steady_cpu) / (seconds * threads);
   result.batches_per_second = batches / seconds;
   result.positions_per_second = result.batches_per_second * kBatchSize;
   loader.Stop();
@@ -264,9 +279,9 @@ int Main(int argc, char** argv) {
   std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n\n",
               ceiling.positions_per_second);
 
-  std::printf("%-7s %12s %10s %12s %9s %12s %7s %9s  %s\n", "threads",
+  std::printf("%-7s %12s %10s %12s %9s %12s %7s %5s %9s  %s\n", "threads",
               "positions/s", "batches/s", "1st batch s", "warm-up s",
-              "ceiling", "ratio", "peak MiB", "stage load");
+              "ceiling", "ratio", "cpu", "peak MiB", "stage load");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second);
@@ -278,10 +293,11 @@ int Main(int argc, char** argv) {
     for (const auto& [name, load] : run.loads) {
       loads += name + "=" + std::to_string(load).substr(0, 4) + " ";
     }
-    std::printf("%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %9.0f  %s\n",
-                threads, run.positions_per_second, run.batches_per_second,
-                run.first_batch_seconds, run.warm_up_seconds, scaled,
-                100 * ratio, run.peak_rss_mib, loads.c_str());
+    std::printf(
+        "%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %4.0f%% %9.0f  %s\n",
+        threads, run.positions_per_second, run.batches_per_second,
+        run.first_batch_seconds, run.warm_up_seconds, scaled, 100 * ratio,
+        100 * run.cpu_busy, run.peak_rss_mib, loads.c_str());
     const std::string key = ",\"t" + std::to_string(threads) + "_";
     json += key + "positions_per_second\":" +
             std::to_string(run.positions_per_second) + key +
@@ -289,7 +305,8 @@ int Main(int argc, char** argv) {
             key +
             "first_batch_seconds\":" + std::to_string(run.first_batch_seconds) +
             key + "warm_up_seconds\":" + std::to_string(run.warm_up_seconds) +
-            key + "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
+            key + "cpu_busy\":" + std::to_string(run.cpu_busy) + key +
+            "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
             "ceiling_ratio\":" + std::to_string(ratio);
     for (const auto& [name, load] : run.loads) {
       json += key + "load_" + name + "\":" + std::to_string(load);

@@ -96,6 +96,20 @@ class Channel final : public ChannelBase {
         asio::use_awaitable);
   }
 
+  // Receives up to `max` (at least 1) items, appended to `items`: whatever
+  // is buffered, or, when the channel is empty and open, the next item after
+  // suspending for it. Returns false, appending nothing, at end of stream.
+  // One lock for many items, for consumers that take items in bulk.
+  asio::awaitable<bool> ReceiveSome(std::vector<T>& items, size_t max,
+                                    LoadMeter* meter = nullptr) {
+    if (PopUpTo(items, max) > 0) co_return true;
+    std::optional<T> first = co_await Receive(meter);
+    if (!first) co_return false;
+    items.push_back(std::move(*first));
+    PopUpTo(items, max - 1);
+    co_return true;
+  }
+
   // Never suspends: true if accepted (or dropped by the policy); false if
   // closed or full under kBlock, in which case `item` is left untouched.
   bool TrySend(T& item) { return TrySendImpl(item).value_or(false); }
@@ -262,6 +276,18 @@ class Channel final : public ChannelBase {
       return true;
     }
     return closed_;
+  }
+
+  // Moves up to `max` buffered items to `items`; returns how many.
+  size_t PopUpTo(std::vector<T>& items, size_t max) {
+    std::unique_lock lock(mu_);
+    size_t taken = 0;
+    while (taken < max && !buffer_.empty()) {
+      items.push_back(std::move(*PopLocked(lock)));
+      ++taken;
+      if (!lock.owns_lock()) lock.lock();  // PopLocked resumed senders
+    }
+    return taken;
   }
 
   template <typename Handler>

@@ -15,6 +15,8 @@ namespace {
 // Frames handled between two yields to the executor, so that a sampler
 // whose channel operations never suspend cannot monopolise a thread.
 constexpr uint64_t kFramesPerYield = 4096;
+// Frames taken from the input channel at once (one lock for all).
+constexpr size_t kFramesPerReceive = 64;
 // The reservoir's vector grows on demand beyond this many slots, so that a
 // large reservoir_size costs nothing until frames arrive.
 constexpr uint64_t kMaxReserve = 1 << 16;
@@ -86,19 +88,30 @@ void ShufflingFrameSampler::EmitWhileRoom() {
 
 asio::awaitable<void> ShufflingFrameSampler::Run() {
   uint64_t handled = 0;
-  while (std::optional<Frame> frame = co_await input_->Receive(load_meter())) {
-    received_.fetch_add(1, std::memory_order_relaxed);
-    if (reservoir_.size() < reservoir_size_) {
-      reservoir_.push_back(std::move(*frame));
-    } else {
-      std::swap(*frame, reservoir_[random_.Below(reservoir_.size())]);
-      if (!co_await output_->Send(std::move(*frame), load_meter())) co_return;
-      emitted_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Frame> incoming;
+  incoming.reserve(kFramesPerReceive);
+  while (co_await input_->ReceiveSome(incoming, kFramesPerReceive,
+                                      load_meter())) {
+    received_.fetch_add(incoming.size(), std::memory_order_relaxed);
+    for (Frame& frame : incoming) {
+      if (reservoir_.size() < reservoir_size_) {
+        reservoir_.push_back(std::move(frame));
+      } else {
+        std::swap(frame, reservoir_[random_.Below(reservoir_.size())]);
+        if (!co_await output_->Send(std::move(frame), load_meter())) co_return;
+        emitted_.fetch_add(1, std::memory_order_relaxed);
+      }
+      // Per frame, so that with min_fill 0 a frame passes straight through.
+      EmitWhileRoom();
     }
-    EmitWhileRoom();
+    handled += incoming.size();
+    incoming.clear();
     UpdateFill();
     if (output_->IsClosed()) co_return;  // cancelled by Stop()
-    if (++handled % kFramesPerYield == 0) co_await Yield();
+    if (handled >= kFramesPerYield) {
+      handled = 0;
+      co_await Yield();
+    }
   }
   // The input ended: drain the reservoir in random order.
   while (!reservoir_.empty()) {

@@ -13,6 +13,12 @@
 #include "engine/status_macros.h"
 
 namespace sluice::lc0 {
+namespace {
+
+// Frames taken from the input channel at once.
+constexpr size_t kFramesPerReceive = 64;
+
+}  // namespace
 
 BatchQuality MeasureBatchQuality(std::span<const uint64_t> game_ids) {
   std::vector<uint64_t> sorted(game_ids.begin(), game_ids.end());
@@ -72,6 +78,11 @@ asio::awaitable<void> TensorGenerator::Build() {
   const size_t batch_size = config_.batch_size();
   // Each frame's record is unpacked here, then expanded into the batch.
   const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
+  // Frames are taken in bulk (one channel lock for many), and each record
+  // is prefetched while the one before it is expanded: records come from
+  // random reservoir slots, far out of cache.
+  std::vector<Frame> frames;
+  frames.reserve(kFramesPerReceive);
   bool input_open = true;
   while (input_open) {
     absl::StatusOr<TensorBatch> batch =
@@ -79,19 +90,26 @@ asio::awaitable<void> TensorGenerator::Build() {
     if (!batch.ok()) throw std::runtime_error(batch.status().ToString());
     size_t filled = 0;
     while (filled < batch_size) {
-      std::optional<Frame> frame = co_await input_->Receive(load_meter());
-      if (!frame) {
+      frames.clear();
+      if (!co_await input_->ReceiveSome(
+              frames, std::min(kFramesPerReceive, batch_size - filled),
+              load_meter())) {
         input_open = false;
         break;
       }
-      if (frame->record.input_format() != expander_.input_format()) {
-        CountSkip("unexpected_input_format");
-        continue;
+      frames.front().record.Prefetch();
+      for (size_t i = 0; i < frames.size(); ++i) {
+        if (i + 1 < frames.size()) frames[i + 1].record.Prefetch();
+        const Frame& frame = frames[i];
+        if (frame.record.input_format() != expander_.input_format()) {
+          CountSkip("unexpected_input_format");
+          continue;
+        }
+        frame.record.Unpack(scratch.get());
+        expander_.Expand(*scratch, &*batch, filled);
+        batch->set_game_id(filled, frame.game_id);
+        ++filled;
       }
-      frame->record.Unpack(scratch.get());
-      expander_.Expand(*scratch, &*batch, filled);
-      batch->set_game_id(filled, frame->game_id);
-      ++filled;
     }
     if (filled == 0) break;
     batch->Truncate(filled);

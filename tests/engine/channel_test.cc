@@ -136,6 +136,72 @@ TEST(ChannelTest, CloseWakesSuspendedSendersAndReceivers) {
   EXPECT_EQ(full.TryReceive(), 1);
 }
 
+TEST(ChannelTest, ReceiveSomeTakesWhatIsBufferedUpToMax) {
+  IntChannel channel("output", 8);
+  for (int i = 0; i < 5; ++i) {
+    int item = i;
+    ASSERT_TRUE(channel.TrySend(item));
+  }
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  std::vector<int> first;
+  std::vector<int> second;
+  bool first_ok = false;
+  bool second_ok = false;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    first_ok = co_await channel.ReceiveSome(first, 3);
+    second_ok = co_await channel.ReceiveSome(second, 10);
+  });
+  runner.RunToCompletion();
+  EXPECT_TRUE(first_ok);
+  EXPECT_TRUE(second_ok);
+  EXPECT_EQ(first, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(second, (std::vector<int>{3, 4}));
+  EXPECT_EQ(channel.GetTotalGetCount(), 5u);
+}
+
+TEST(ChannelTest, ReceiveSomeWaitsForAnItemThenEndsAfterClose) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 4);
+  std::vector<int> items;
+  std::vector<bool> results;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    while (true) {
+      const bool got = co_await channel.ReceiveSome(items, 16);
+      results.push_back(got);
+      if (!got) break;
+    }
+  });
+  io.poll();
+  EXPECT_TRUE(results.empty());  // suspended on the empty channel
+  runner.Spawn(SendRange(channel, 0, 10, /*close_after=*/true));
+  runner.RunToCompletion();
+  EXPECT_EQ(items, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  ASSERT_FALSE(results.empty());
+  EXPECT_FALSE(results.back());
+  EXPECT_TRUE(std::all_of(results.begin(), results.end() - 1,
+                          [](bool got) { return got; }));
+}
+
+TEST(ChannelTest, ReceiveSomeResumesSuspendedSenders) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 4);
+  runner.Spawn(SendRange(channel, 0, 12, /*close_after=*/true));
+  io.poll();
+  EXPECT_EQ(channel.Size(), 4u);  // the sender waits for room
+  std::vector<int> items;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    while (co_await channel.ReceiveSome(items, 100)) {
+    }
+  });
+  runner.RunToCompletion();
+  std::vector<int> expected(12);
+  for (int i = 0; i < 12; ++i) expected[i] = i;
+  EXPECT_EQ(items, expected);
+}
+
 TEST(ChannelTest, CancelDiscardsBufferedItems) {
   IntChannel channel("output", 4);
   int item = 1;

@@ -11,13 +11,15 @@
 //
 // Promises: Unpack restores every byte of the packed record (NaN payloads,
 // -0.0 and other markers included). A policy with more entries than the
-// pairs save is kept whole. Moving copies a pointer and two integers.
+// pairs save is kept whole. Moving copies a pointer and an integer. The
+// bytes live in a recycled block (record_blocks.h): a record packed on one
+// thread and dropped on another costs no malloc lock.
 #ifndef SLUICE_STAGES_LC0_FORMAT_PACKED_RECORD_H_
 #define SLUICE_STAGES_LC0_FORMAT_PACKED_RECORD_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <utility>
 
 #include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/training_record.h"
@@ -28,6 +30,11 @@ class PackedRecord {
  public:
   // An empty record (Unpack must not be called on it).
   PackedRecord() = default;
+  PackedRecord(PackedRecord&& other) noexcept
+      : bytes_(std::exchange(other.bytes_, nullptr)),
+        policy_entries_(other.policy_entries_) {}
+  PackedRecord& operator=(PackedRecord&& other) noexcept;
+  ~PackedRecord();
 
   static PackedRecord Pack(const V6TrainingRecord& record);
   // The same, with the record's policy entries already found.
@@ -35,6 +42,10 @@ class PackedRecord {
                            const PolicyEntries& entries);
   // Writes the packed record to `out` (all of its 8,356 bytes).
   void Unpack(V6TrainingRecord* out) const;
+
+  // Asks the CPU to start loading the record's bytes into the cache, for a
+  // record about to be unpacked (a hint: no effect on results).
+  void Prefetch() const;
 
   bool empty() const { return bytes_ == nullptr; }
   uint32_t version() const;
@@ -46,7 +57,8 @@ class PackedRecord {
   // Policy entries kept as pairs; 0xFFFF means the whole policy is kept.
   static constexpr uint16_t kWholePolicy = 0xFFFF;
 
-  std::unique_ptr<std::byte[]> bytes_;
+  // A block of heap_bytes() from record_blocks, or nullptr.
+  std::byte* bytes_ = nullptr;
   uint16_t policy_entries_ = 0;
 };
 

@@ -1,7 +1,7 @@
 // PolicyEntries: the policy entries of a record that are not the
 // illegal-move marker (-1.0f, compared bit for bit), i.e. the legal moves.
 // A position has 20-40 of them among 1,858 entries. They are found once per
-// position, in one pass of four-at-a-time compares, and shared: the
+// position, in one pass of sixteen-at-a-time compares, and shared: the
 // validator checks only these entries (a marker is always valid) and the
 // packer keeps only these.
 //

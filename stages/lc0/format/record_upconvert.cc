@@ -43,12 +43,13 @@ size_t RecordSize(RecordVersion version) {
 void UpconvertToV6(std::string_view record, RecordVersion version,
                    V6TrainingRecord* out) {
   auto* dst = reinterpret_cast<char*>(out);
-  std::memset(dst, 0, sizeof(*out));
   if (version == RecordVersion::kV5 || version == RecordVersion::kV6) {
-    // V5 already has input_format; its tail (from result_q on) stays zero.
+    // V5 already has input_format; its tail (from result_q on) is zero.
     std::memcpy(dst, record.data(), record.size());
+    std::memset(dst + record.size(), 0, sizeof(*out) - record.size());
     return;
   }
+  std::memset(dst, 0, sizeof(*out));
   // V3/V4: version, then input_format = 1, then the rest shifted by 4 bytes.
   // V3 lacks root_q..best_d (16 bytes), V4 lacks root_m..plies_left too; both
   // end up zero from the memset.
