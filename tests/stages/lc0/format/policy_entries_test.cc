@@ -42,7 +42,7 @@ TEST(PolicyEntriesTest, AllMarkersHaveNoEntries) {
 
 TEST(PolicyEntriesTest, EveryValueButTheMarkerIsAnEntry) {
   auto record = AllMarkers();
-  // The first and last entries (the last two lie beyond the four-wide
+  // The first and last entries (the last two lie beyond the sixteen-wide
   // scan), and values that compare oddly: -0.0, NaN, infinities, a value
   // next to -1.
   const std::vector<uint16_t> expected = {0, 1, 2, 3, 4, 5, 1856, 1857};
