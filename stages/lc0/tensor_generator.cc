@@ -145,6 +145,8 @@ void TensorGenerator::AddMetrics(StageMetricProto& metrics) {
   TensorGeneratorMetricsProto* generator = metrics.mutable_tensor_generator();
   generator->set_batches(quality.batches);
   generator->set_positions(positions_.exchange(0, std::memory_order_relaxed));
+  generator->set_batch_buffer_bytes(buffers_->allocated_buffers() *
+                                    buffers_->bytes());
   if (quality.batches == 0) return;
   const double batches = static_cast<double>(quality.batches);
   generator->set_distinct_games_mean(quality.distinct_sum / batches);

@@ -23,8 +23,14 @@ void* BatchBufferPool::Acquire() {
       free_.pop_back();
       return buffer;
     }
+    ++allocated_;
   }
-  return std::aligned_alloc(kTensorAlignment, bytes_);
+  void* buffer = std::aligned_alloc(kTensorAlignment, bytes_);
+  if (buffer == nullptr) {
+    std::lock_guard lock(mu_);
+    --allocated_;
+  }
+  return buffer;
 }
 
 void BatchBufferPool::Release(void* buffer) {
@@ -34,6 +40,7 @@ void BatchBufferPool::Release(void* buffer) {
       free_.push_back(buffer);
       return;
     }
+    --allocated_;
   }
   std::free(buffer);
 }
@@ -41,6 +48,11 @@ void BatchBufferPool::Release(void* buffer) {
 size_t BatchBufferPool::free_buffers() const {
   std::lock_guard lock(mu_);
   return free_.size();
+}
+
+size_t BatchBufferPool::allocated_buffers() const {
+  std::lock_guard lock(mu_);
+  return allocated_;
 }
 
 }  // namespace sluice::lc0

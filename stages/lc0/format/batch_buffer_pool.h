@@ -36,6 +36,8 @@ class BatchBufferPool {
   void Release(void* buffer);
   // Unused buffers held now.
   size_t free_buffers() const;
+  // Buffers allocated now: handed out or held unused.
+  size_t allocated_buffers() const;
 
  private:
   BatchBufferPool(size_t bytes, size_t max_free)
@@ -44,7 +46,8 @@ class BatchBufferPool {
   const size_t bytes_;
   const size_t max_free_;
   mutable std::mutex mu_;
-  std::vector<void*> free_;
+  std::vector<void*> free_;  // guarded by mu_
+  size_t allocated_ = 0;      // guarded by mu_
 };
 
 }  // namespace sluice::lc0

@@ -167,6 +167,11 @@ TEST(TensorGeneratorTest, ShuffleQualityMetricOnCraftedStream) {
   EXPECT_EQ(metrics.distinct_games_min(), 1u);
   EXPECT_DOUBLE_EQ(metrics.max_positions_per_game_mean(), (3 + 1 + 2) / 3.0);
   EXPECT_EQ(metrics.max_positions_per_game_max(), 3u);
+  // The three batches were dropped; their buffers are kept for reuse.
+  const uint64_t buffer_bytes = TensorBatch::AllocationBytes(4);
+  EXPECT_GE(metrics.batch_buffer_bytes(), buffer_bytes);
+  EXPECT_LE(metrics.batch_buffer_bytes(), 3 * buffer_bytes);
+  EXPECT_EQ(metrics.batch_buffer_bytes() % buffer_bytes, 0u);
 }
 
 TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {

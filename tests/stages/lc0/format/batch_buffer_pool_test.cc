@@ -40,8 +40,10 @@ TEST(BatchBufferPoolTest, KeepsAtMostMaxFreeBuffers) {
     absl::StatusOr<TensorBatch> a = TensorBatch::Create(2, pool);
     absl::StatusOr<TensorBatch> b = TensorBatch::Create(2, pool);
     ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(pool->allocated_buffers(), 2u);
   }
   EXPECT_EQ(pool->free_buffers(), 1u);
+  EXPECT_EQ(pool->allocated_buffers(), 1u);  // the other one was freed
 }
 
 TEST(BatchBufferPoolTest, RejectsAPoolOfTheWrongSize) {
