@@ -16,8 +16,11 @@
 // threads; --threads N runs only N, e.g. under a profiler). The ceiling is the
 // single-core rate of gunzip + split (up-conversion) + tensor expansion over
 // the same chunks with no pipeline around it (the best of three passes),
-// times the thread count. Prints a table, then one JSON line (prefixed
-// "JSON ").
+// times the thread count. Beside it, the measured parallel ceiling: that
+// same loop run by N threads at once (each over every chunk), which shows
+// how far this machine's cores scale at all (shared caches, memory
+// bandwidth, vCPUs sharing a physical core). Prints a table, then one JSON
+// line (prefixed "JSON ").
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -31,6 +34,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/data_loader.h"
@@ -136,11 +140,32 @@ Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks) {
   return ceiling;
 }
 
+// `threads` copies of MeasureCeilingOnce at once: all their positions over
+// the wall time.
+Ceiling MeasureParallelCeilingOnce(const std::vector<std::string>& chunks,
+                                   unsigned threads) {
+  if (threads == 1) return MeasureCeilingOnce(chunks);
+  std::vector<Ceiling> each(threads);
+  const auto start = Clock::now();
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] { each[t] = MeasureCeilingOnce(chunks); });
+    }
+  }
+  Ceiling total;
+  for (const Ceiling& one : each) total.positions += one.positions;
+  total.positions_per_second =
+      total.positions / Seconds(Clock::now() - start);
+  return total;
+}
+
 // The fastest of three passes: the ceiling is not lowered by a slow pass.
-Ceiling MeasureCeiling(const std::vector<std::string>& chunks) {
+Ceiling MeasureCeiling(const std::vector<std::string>& chunks,
+                       unsigned threads = 1) {
   Ceiling best;
   for (int pass = 0; pass < 3; ++pass) {
-    const Ceiling ceiling = MeasureCeilingOnce(chunks);
+    const Ceiling ceiling = MeasureParallelCeilingOnce(chunks, threads);
     if (ceiling.positions_per_second > best.positions_per_second) {
       best = ceiling;
     }
@@ -279,25 +304,41 @@ int Main(int argc, char** argv) {
   std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n\n",
               ceiling.positions_per_second);
 
-  std::printf("%-7s %12s %10s %12s %9s %12s %7s %5s %9s  %s\n", "threads",
-              "positions/s", "batches/s", "1st batch s", "warm-up s",
-              "ceiling", "ratio", "cpu", "peak MiB", "stage load");
+  std::vector<double> measured(thread_counts.size());
+  for (size_t i = 0; i < thread_counts.size(); ++i) {
+    measured[i] = thread_counts[i] == 1
+                      ? ceiling.positions_per_second
+                      : MeasureCeiling(chunks, thread_counts[i])
+                            .positions_per_second;
+    std::printf("ceiling measured with %u thread(s) at once: %.0f positions/s "
+                "(%.2fx one core)\n",
+                thread_counts[i], measured[i],
+                measured[i] / ceiling.positions_per_second);
+  }
+  std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %5s %9s  %s\n",
+              "threads", "positions/s", "batches/s", "1st batch s",
+              "warm-up s", "ceiling", "ratio", "/measured", "cpu", "peak MiB",
+              "stage load");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second);
-  for (unsigned threads : thread_counts) {
+  for (size_t i = 0; i < thread_counts.size(); ++i) {
+    const unsigned threads = thread_counts[i];
     const RunResult run = RunPipeline(dir, threads, batches);
     const double scaled = ceiling.positions_per_second * threads;
     const double ratio = run.positions_per_second / scaled;
+    const double measured_ratio = run.positions_per_second / measured[i];
     std::string loads;
     for (const auto& [name, load] : run.loads) {
       loads += name + "=" + std::to_string(load).substr(0, 4) + " ";
     }
     std::printf(
-        "%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %4.0f%% %9.0f  %s\n",
+        "%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %8.0f%% %4.0f%% "
+        "%9.0f  %s\n",
         threads, run.positions_per_second, run.batches_per_second,
         run.first_batch_seconds, run.warm_up_seconds, scaled, 100 * ratio,
-        100 * run.cpu_busy, run.peak_rss_mib, loads.c_str());
+        100 * measured_ratio, 100 * run.cpu_busy, run.peak_rss_mib,
+        loads.c_str());
     const std::string key = ",\"t" + std::to_string(threads) + "_";
     json += key + "positions_per_second\":" +
             std::to_string(run.positions_per_second) + key +
@@ -307,7 +348,10 @@ int Main(int argc, char** argv) {
             key + "warm_up_seconds\":" + std::to_string(run.warm_up_seconds) +
             key + "cpu_busy\":" + std::to_string(run.cpu_busy) + key +
             "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
-            "ceiling_ratio\":" + std::to_string(ratio);
+            "ceiling_ratio\":" + std::to_string(ratio) + key +
+            "measured_ceiling_positions_per_second\":" +
+            std::to_string(measured[i]) + key +
+            "measured_ceiling_ratio\":" + std::to_string(measured_ratio);
     for (const auto& [name, load] : run.loads) {
       json += key + "load_" + name + "\":" + std::to_string(load);
     }

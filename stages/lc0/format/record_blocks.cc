@@ -49,7 +49,7 @@ void GiveToShared(size_t size_class, std::vector<std::byte*>& blocks,
     shared.bytes += static_cast<size_t>(kept - first) * block_bytes;
   }
   for (auto it = kept; it != blocks.end(); ++it) {
-    ::operator delete(*it, block_bytes);
+    ::operator delete(*it);
   }
   blocks.erase(first, blocks.end());
 }
@@ -108,13 +108,13 @@ std::byte* Allocate(size_t bytes) {
 void Free(std::byte* block, size_t bytes) {
   if (block == nullptr) return;
   if (bytes > kMaxPooledBytes) {
-    ::operator delete(block, bytes);
+    ::operator delete(block);
     return;
   }
   const size_t size_class = ClassOf(bytes);
   ThreadCache* cache = MyCache();
   if (cache == nullptr) {
-    ::operator delete(block, ClassBytes(size_class));
+    ::operator delete(block);
     return;
   }
   std::vector<std::byte*>& blocks = cache->free[size_class];
