@@ -155,8 +155,7 @@ Ceiling MeasureParallelCeilingOnce(const std::vector<std::string>& chunks,
   }
   Ceiling total;
   for (const Ceiling& one : each) total.positions += one.positions;
-  total.positions_per_second =
-      total.positions / Seconds(Clock::now() - start);
+  total.positions_per_second = total.positions / Seconds(Clock::now() - start);
   return total;
 }
 
@@ -306,19 +305,19 @@ int Main(int argc, char** argv) {
 
   std::vector<double> measured(thread_counts.size());
   for (size_t i = 0; i < thread_counts.size(); ++i) {
-    measured[i] = thread_counts[i] == 1
-                      ? ceiling.positions_per_second
-                      : MeasureCeiling(chunks, thread_counts[i])
-                            .positions_per_second;
-    std::printf("ceiling measured with %u thread(s) at once: %.0f positions/s "
-                "(%.2fx one core)\n",
-                thread_counts[i], measured[i],
-                measured[i] / ceiling.positions_per_second);
+    measured[i] =
+        thread_counts[i] == 1
+            ? ceiling.positions_per_second
+            : MeasureCeiling(chunks, thread_counts[i]).positions_per_second;
+    std::printf(
+        "ceiling measured with %u thread(s) at once: %.0f positions/s "
+        "(%.2fx one core)\n",
+        thread_counts[i], measured[i],
+        measured[i] / ceiling.positions_per_second);
   }
-  std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %5s %9s  %s\n",
-              "threads", "positions/s", "batches/s", "1st batch s",
-              "warm-up s", "ceiling", "ratio", "/measured", "cpu", "peak MiB",
-              "stage load");
+  std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %5s %9s  %s\n", "threads",
+              "positions/s", "batches/s", "1st batch s", "warm-up s", "ceiling",
+              "ratio", "/measured", "cpu", "peak MiB", "stage load");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second);
@@ -340,18 +339,19 @@ int Main(int argc, char** argv) {
         100 * measured_ratio, 100 * run.cpu_busy, run.peak_rss_mib,
         loads.c_str());
     const std::string key = ",\"t" + std::to_string(threads) + "_";
-    json += key + "positions_per_second\":" +
-            std::to_string(run.positions_per_second) + key +
-            "batches_per_second\":" + std::to_string(run.batches_per_second) +
-            key +
-            "first_batch_seconds\":" + std::to_string(run.first_batch_seconds) +
-            key + "warm_up_seconds\":" + std::to_string(run.warm_up_seconds) +
-            key + "cpu_busy\":" + std::to_string(run.cpu_busy) + key +
-            "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
-            "ceiling_ratio\":" + std::to_string(ratio) + key +
-            "measured_ceiling_positions_per_second\":" +
-            std::to_string(measured[i]) + key +
-            "measured_ceiling_ratio\":" + std::to_string(measured_ratio);
+    json +=
+        key +
+        "positions_per_second\":" + std::to_string(run.positions_per_second) +
+        key + "batches_per_second\":" + std::to_string(run.batches_per_second) +
+        key +
+        "first_batch_seconds\":" + std::to_string(run.first_batch_seconds) +
+        key + "warm_up_seconds\":" + std::to_string(run.warm_up_seconds) + key +
+        "cpu_busy\":" + std::to_string(run.cpu_busy) + key +
+        "peak_rss_mib\":" + std::to_string(run.peak_rss_mib) + key +
+        "ceiling_ratio\":" + std::to_string(ratio) + key +
+        "measured_ceiling_positions_per_second\":" +
+        std::to_string(measured[i]) + key +
+        "measured_ceiling_ratio\":" + std::to_string(measured_ratio);
     for (const auto& [name, load] : run.loads) {
       json += key + "load_" + name + "\":" + std::to_string(load);
     }

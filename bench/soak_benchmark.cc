@@ -136,7 +136,8 @@ struct Memory {
   double batch_mib = 0;
 };
 Memory MemoryNow(DataLoader& loader) {
-  return {.rss_mib = RssMib(), .batch_mib = BatchBufferMib(loader.GetMetrics())};
+  return {.rss_mib = RssMib(),
+          .batch_mib = BatchBufferMib(loader.GetMetrics())};
 }
 
 GeneratedFiles Write(const std::string& dir, int first_game, int games) {
@@ -235,9 +236,9 @@ int Main(int argc, char** argv) {
   double max_gap = 0;
   uint64_t positions = 0, batches = 0, interval_positions = 0;
   std::string failure;
-  std::printf("%8s %10s %12s %9s %9s %8s %8s %8s %6s\n", "time_s",
-              "batches", "positions/s", "rss_mib", "batch_mib", "files",
-              "in_pool", "fill", "skips");
+  std::printf("%8s %10s %12s %9s %9s %8s %8s %8s %6s\n", "time_s", "batches",
+              "positions/s", "rss_mib", "batch_mib", "files", "in_pool", "fill",
+              "skips");
   std::string rss_series = "[", batch_series = "[", rate_series = "[";
   while (Seconds(Clock::now() - start) < flags.seconds) {
     const Clock::time_point asked = Clock::now();
@@ -277,8 +278,8 @@ int Main(int argc, char** argv) {
                   batches, rate, rss, batch_mib, files, in_pool, fill, skips);
       std::fflush(stdout);
       rss_series += (rss_series.size() > 1 ? "," : "") + std::to_string(rss);
-      batch_series += (batch_series.size() > 1 ? "," : "") +
-                      std::to_string(batch_mib);
+      batch_series +=
+          (batch_series.size() > 1 ? "," : "") + std::to_string(batch_mib);
       rate_series += (rate_series.size() > 1 ? "," : "") + std::to_string(rate);
       interval_positions = 0;
       last_report = Clock::now();
@@ -321,8 +322,7 @@ int Main(int argc, char** argv) {
       "\"skips\":%s},\"single_pass\":\"%s\",\"failure\":\"%s\"}\n",
       elapsed, batches, positions / elapsed, max_gap, rss_reference, rss_end,
       rss_series.c_str(), batch_series.c_str(), rate_series.c_str(),
-      skips_json.c_str(),
-      single_pass.c_str(), failure.c_str());
+      skips_json.c_str(), single_pass.c_str(), failure.c_str());
   if (flags.dir.empty()) std::filesystem::remove_all(dir);
   if (!failure.empty()) {
     std::fprintf(stderr, "soak_benchmark: FAIL: %s\n", failure.c_str());

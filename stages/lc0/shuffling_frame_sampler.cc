@@ -90,8 +90,8 @@ asio::awaitable<void> ShufflingFrameSampler::Run() {
   uint64_t handled = 0;
   std::vector<Frame> incoming;
   incoming.reserve(kFramesPerReceive);
-  while (co_await input_->ReceiveSome(incoming, kFramesPerReceive,
-                                      load_meter())) {
+  while (
+      co_await input_->ReceiveSome(incoming, kFramesPerReceive, load_meter())) {
     received_.fetch_add(incoming.size(), std::memory_order_relaxed);
     for (Frame& frame : incoming) {
       if (reservoir_.size() < reservoir_size_) {

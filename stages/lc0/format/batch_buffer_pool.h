@@ -47,7 +47,7 @@ class BatchBufferPool {
   const size_t max_free_;
   mutable std::mutex mu_;
   std::vector<void*> free_;  // guarded by mu_
-  size_t allocated_ = 0;      // guarded by mu_
+  size_t allocated_ = 0;     // guarded by mu_
 };
 
 }  // namespace sluice::lc0

@@ -22,7 +22,7 @@ using FreeBlocks = std::array<std::vector<std::byte*>, kClasses>;
 // The blocks every thread can take from.
 struct SharedList {
   std::mutex mu;
-  FreeBlocks free;  // guarded by mu
+  FreeBlocks free;   // guarded by mu
   size_t bytes = 0;  // guarded by mu
 };
 
@@ -72,7 +72,8 @@ thread_local bool thread_cache_gone = false;
 // thread exits.
 struct ThreadCache {
   ~ThreadCache() {
-    for (size_t c = 0; c < kClasses; ++c) GiveToShared(c, free[c], free[c].size());
+    for (size_t c = 0; c < kClasses; ++c)
+      GiveToShared(c, free[c], free[c].size());
     thread_cache_gone = true;
   }
   FreeBlocks free;

@@ -1,7 +1,7 @@
 #include "stages/lc0/format/policy_entries.h"
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
