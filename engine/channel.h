@@ -28,6 +28,7 @@
 #ifndef SLUICE_ENGINE_CHANNEL_H_
 #define SLUICE_ENGINE_CHANNEL_H_
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -124,23 +125,31 @@ class Channel final : public ChannelBase {
   // Blocks the calling thread (never an executor thread) until an item
   // arrives, the stream ends, or `timeout` passes.
   GetResult Get(std::chrono::nanoseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
+    const Clock::time_point deadline = start + timeout;
     std::unique_lock lock(mu_);
-    int spins = 0;
+    bool waited = false;
+    bool slept = false;
     while (true) {
       if (!buffer_.empty()) {
+        if (slept) AdaptGetSpinLocked(Clock::now() - start);
         std::optional<T> item = PopLocked(lock);
         return GetResult{GetResult::Kind::kItem, std::move(item)};
       }
       if (closed_) return GetResult{GetResult::Kind::kEndOfStream, {}};
-      if (spins++ < kGetSpins) {
-        // A producer is usually about to send: yielding a few times is much
-        // cheaper than a futex sleep and wake-up per item.
+      const Clock::time_point now = waited ? Clock::now() : start;
+      waited = true;
+      if (!slept && now - start < get_spin_ && now < deadline) {
+        // A producer is often about to send: yielding the CPU for a while
+        // is much cheaper than a futex sleep, and spares the producer the
+        // futex wake-up.
         lock.unlock();
         std::this_thread::yield();
         lock.lock();
         continue;
       }
+      slept = true;
       ++blocked_getters_;
       const std::cv_status status = not_empty_.wait_until(lock, deadline);
       --blocked_getters_;
@@ -176,8 +185,20 @@ class Channel final : public ChannelBase {
   void Cancel() override { Shut(/*discard_buffer=*/true); }
 
  private:
-  // Times Get yields the CPU before it sleeps on the condition variable.
-  static constexpr int kGetSpins = 64;
+  // Bounds of the time Get spends yielding the CPU before it sleeps on the
+  // condition variable.
+  static constexpr std::chrono::microseconds kMinGetSpin{20};
+  static constexpr std::chrono::microseconds kMaxGetSpin{500};
+
+  // After a Get slept and then got an item `waited` after it began: items
+  // that come that soon are worth spinning for (twice as long, so that the
+  // next one is caught spinning); items rarer than kMaxGetSpin are not.
+  void AdaptGetSpinLocked(std::chrono::steady_clock::duration waited) {
+    get_spin_ = waited <= kMaxGetSpin
+                    ? std::clamp<std::chrono::steady_clock::duration>(
+                          2 * waited, kMinGetSpin, kMaxGetSpin)
+                    : std::chrono::steady_clock::duration(kMinGetSpin);
+  }
 
   struct ReceiveWaiter {
     virtual ~ReceiveWaiter() = default;
@@ -352,6 +373,8 @@ class Channel final : public ChannelBase {
   std::deque<SendWaiter*> senders_;
   std::condition_variable not_empty_;
   int blocked_getters_ = 0;
+  // How long Get spins before it sleeps; see AdaptGetSpinLocked.
+  std::chrono::steady_clock::duration get_spin_ = kMinGetSpin;
 };
 
 }  // namespace sluice

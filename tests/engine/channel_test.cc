@@ -273,6 +273,38 @@ TEST(ChannelTest, BlockingGetTimesOutThenReceivesThenEnds) {
             IntChannel::GetResult::Kind::kEndOfStream);
 }
 
+// A steady stream makes the getter spin longer; a timeout still ends the
+// wait, and items still arrive after a sleep.
+TEST(ChannelTest, BlockingGetAdaptsItsSpinningAndStillTimesOut) {
+  IntChannel channel("output", 4);
+  constexpr int kItems = 2000;
+  std::thread producer([&] {
+    for (int i = 0; i < kItems; ++i) {
+      int item = i;
+      while (!channel.TrySend(item)) std::this_thread::yield();
+      std::this_thread::yield();
+    }
+  });
+  int expected = 0;
+  while (expected < kItems) {
+    auto got = channel.Get(std::chrono::seconds(30));
+    ASSERT_EQ(got.kind, IntChannel::GetResult::Kind::kItem);
+    EXPECT_EQ(*got.item, expected++);
+  }
+  producer.join();
+  EXPECT_EQ(channel.Get(std::chrono::milliseconds(1)).kind,
+            IntChannel::GetResult::Kind::kTimeout);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    int item = -1;
+    channel.TrySend(item);
+  });
+  auto got = channel.Get(std::chrono::seconds(30));
+  late.join();
+  ASSERT_EQ(got.kind, IntChannel::GetResult::Kind::kItem);
+  EXPECT_EQ(*got.item, -1);
+}
+
 TEST(ChannelTest, BlockingGetWakesSuspendedSender) {
   asio::io_context io;
   CoroutineRunner runner(io);
