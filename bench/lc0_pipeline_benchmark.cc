@@ -15,17 +15,19 @@
 // load, and how busy the workers were (process CPU time over wall time x
 // threads; --threads N runs only N, e.g. under a profiler). The ceiling is the
 // single-core rate of gunzip + split (up-conversion) + tensor expansion over
-// the same chunks with no pipeline around it (the best of three passes),
-// times the thread count. Beside it, the measured parallel ceiling: that
-// same loop run by N threads at once (each over every chunk), which shows
-// how far this machine's cores scale at all (shared caches, memory
-// bandwidth, vCPUs sharing a physical core). Prints a table, then one JSON
-// line (prefixed "JSON ").
+// the same chunks with no pipeline around it (the best of three passes,
+// measured before the runs and again after each one: a slow spell of a
+// shared machine must not flatter the ratio), times the thread count. Beside
+// it, the measured parallel ceiling: that same loop run by N threads at once
+// (each over every chunk), which shows how far this machine's cores scale at
+// all (shared caches, memory bandwidth, vCPUs sharing a physical core). Prints
+// a table, then one JSON line (prefixed "JSON ").
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -296,19 +298,36 @@ int Main(int argc, char** argv) {
   if (dir.empty()) dir = "/tmp/sluice_lc0_bench_" + std::to_string(games);
   const std::vector<std::string> tars = EnsureData(dir, games);
   const std::vector<std::string> chunks = ReadChunks(tars);
-  const Ceiling ceiling = MeasureCeiling(chunks);
+  // The ceilings are measured before the runs and again after each run,
+  // and the best figure counts: a slow spell of a shared machine during
+  // one measurement must not flatter the ratios.
+  Ceiling ceiling;
+  std::vector<double> measured(thread_counts.size());
+  auto measure_ceilings = [&] {
+    const Ceiling now = MeasureCeiling(chunks);
+    if (now.positions_per_second > ceiling.positions_per_second) {
+      ceiling = now;
+    }
+    for (size_t i = 0; i < thread_counts.size(); ++i) {
+      if (thread_counts[i] == 1) continue;
+      measured[i] = std::max(
+          measured[i],
+          MeasureCeiling(chunks, thread_counts[i]).positions_per_second);
+    }
+  };
+  measure_ceilings();
   std::printf("data: %zu chunks, %lu positions in %zu tars (%s)\n",
               chunks.size(), static_cast<unsigned long>(ceiling.positions),
               tars.size(), dir.c_str());
-  std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n\n",
+  std::vector<RunResult> runs;
+  for (unsigned threads : thread_counts) {
+    runs.push_back(RunPipeline(dir, threads, batches));
+    measure_ceilings();
+  }
+  std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n",
               ceiling.positions_per_second);
-
-  std::vector<double> measured(thread_counts.size());
   for (size_t i = 0; i < thread_counts.size(); ++i) {
-    measured[i] =
-        thread_counts[i] == 1
-            ? ceiling.positions_per_second
-            : MeasureCeiling(chunks, thread_counts[i]).positions_per_second;
+    if (thread_counts[i] == 1) measured[i] = ceiling.positions_per_second;
     std::printf(
         "ceiling measured with %u thread(s) at once: %.0f positions/s "
         "(%.2fx one core)\n",
@@ -323,7 +342,7 @@ int Main(int argc, char** argv) {
           std::to_string(ceiling.positions_per_second);
   for (size_t i = 0; i < thread_counts.size(); ++i) {
     const unsigned threads = thread_counts[i];
-    const RunResult run = RunPipeline(dir, threads, batches);
+    const RunResult& run = runs[i];
     const double scaled = ceiling.positions_per_second * threads;
     const double ratio = run.positions_per_second / scaled;
     const double measured_ratio = run.positions_per_second / measured[i];
