@@ -81,7 +81,7 @@ class Channel final : public ChannelBase {
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
                                             void(bool)>(
         [this, &item](auto handler) {
-          InitiateSend(std::move(item), std::move(handler));
+          this->InitiateSend(std::move(item), std::move(handler));
         },
         asio::use_awaitable);
   }
@@ -93,7 +93,7 @@ class Channel final : public ChannelBase {
     ScopedWait wait(meter);
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
                                             void(std::optional<T>)>(
-        [this](auto handler) { InitiateReceive(std::move(handler)); },
+        [this](auto handler) { this->InitiateReceive(std::move(handler)); },
         asio::use_awaitable);
   }
 

@@ -110,9 +110,6 @@ class TarIndexer {
   TarLimits limits_;
   State state_ = State::kHeader;
   TarReadRequest pending_;
-  // The offset of the member header (or extension header chain) being read,
-  // for error messages.
-  uint64_t header_offset_ = 0;
   // Overrides collected from `L` and `x` headers for the next member.
   std::optional<std::string> next_name_;
   std::optional<uint64_t> next_size_;

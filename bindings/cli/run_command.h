@@ -1,7 +1,7 @@
 // `sluice run`: runs any pipeline config with the live view.
 //
-//   sluice run proto/examples/lc0_train.textproto --data /data/lc0 \
-//       --seconds 60 --metrics-json /tmp/metrics.jsonl
+//   sluice run proto/examples/lc0_train.textproto --data /data/lc0
+//       --seconds 60 --metrics-json /tmp/metrics.jsonl   (one line)
 #ifndef SLUICE_BINDINGS_CLI_RUN_COMMAND_H_
 #define SLUICE_BINDINGS_CLI_RUN_COMMAND_H_
 

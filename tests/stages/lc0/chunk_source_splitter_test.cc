@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stages/stage_factory.h"
@@ -93,14 +94,14 @@ std::map<std::string, std::set<std::pair<std::string, uint64_t>>> SplitRun(
 TEST(ChunkSourceSplitterTest, SplitIsStableDisjointAndFollowsTheHash) {
   TempDir dir;
   for (int t = 0; t < 5; ++t) {
-    WriteFile(dir / ("t" + std::to_string(t) + ".tar"), ChunkTar(400));
+    WriteFile(dir / absl::StrCat("t", t, ".tar"), ChunkTar(400));
   }
   const auto first = SplitRun(dir.path());
   EXPECT_EQ(first, SplitRun(dir.path()));
   const std::vector<double> weights = {0.8, 0.2, 1.0};
   int discarded = 0;
   for (int t = 0; t < 5; ++t) {
-    const std::string name = "t" + std::to_string(t) + ".tar";
+    const std::string name = absl::StrCat("t", t, ".tar");
     for (uint64_t i = 0; i < 400; ++i) {
       const size_t split = AssignSplit(name, i, 0, weights);
       EXPECT_EQ(first.at("train").count({name, i}), split == 0 ? 1u : 0u);

@@ -252,7 +252,9 @@ TEST(ChunkBytesTest, ForOverwriteRecyclesBuffersOfEverySize) {
     ASSERT_EQ(again.size(), size);
     std::memset(again.data(), 'y', size);
     // Up to 1 MiB the buffer just given back is the one taken next.
-    if (size <= (size_t{1} << 20)) EXPECT_EQ(again.data(), first);
+    if (size <= (size_t{1} << 20)) {
+      EXPECT_EQ(again.data(), first);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "asio/io_context.hpp"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -84,7 +85,8 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 void WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::filesystem::path target(path);
   const std::string hidden =
-      (target.parent_path() / ("." + target.filename().string() + ".tmp"))
+      (target.parent_path() /
+       absl::StrCat(".", target.filename().string(), ".tmp"))
           .string();
   WriteFile(hidden, bytes);
   std::filesystem::rename(hidden, target);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 
@@ -22,7 +23,7 @@ std::vector<std::shared_ptr<ChunkSource>> MakeSources(
     const TempDir& dir, const std::vector<int>& sizes) {
   std::vector<std::shared_ptr<ChunkSource>> sources;
   for (size_t k = 0; k < sizes.size(); ++k) {
-    const std::string path = dir / ("t" + std::to_string(k) + ".tar");
+    const std::string path = dir / absl::StrCat("t", k, ".tar");
     WriteFile(path, ChunkTar(sizes[k], 1000 * static_cast<int>(k)));
     sources.push_back(OpenIndexed(path));
     EXPECT_EQ(sources.back()->size(), static_cast<size_t>(sizes[k]));
