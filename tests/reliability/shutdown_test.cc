@@ -5,6 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -90,21 +93,32 @@ TEST(ShutdownTest, StopRacingGetNextFromSeveralThreadsAlwaysReturns) {
     loader.Start();
     std::atomic<int> batches{0};
     std::atomic<int> returned{0};
+    std::mutex errors_mu;
+    std::vector<std::string> errors;  // a Stop is not a pipeline failure
     std::vector<std::thread> consumers;
     for (int i = 0; i < 4; ++i) {
       consumers.emplace_back([&] {
-        while (loader.GetNext<TensorBatch>().has_value()) batches.fetch_add(1);
+        try {
+          while (loader.GetNext<TensorBatch>().has_value()) {
+            batches.fetch_add(1);
+          }
+        } catch (const std::exception& error) {
+          std::lock_guard lock(errors_mu);
+          errors.push_back(error.what());
+        }
         returned.fetch_add(1);
       });
     }
     // Stop at a different point each round: before any batch, or after a
     // few.
     const int stop_after = round % 4;
-    ASSERT_TRUE(WaitUntil([&] { return batches.load() >= stop_after; }));
+    EXPECT_TRUE(WaitUntil([&] { return batches.load() >= stop_after; }))
+        << "round " << round << ": fewer than " << stop_after << " batches";
     loader.Stop();
     EXPECT_TRUE(WaitUntil([&] { return returned.load() == 4; }))
         << "round " << round << ": a consumer is stuck in GetNext";
     for (std::thread& consumer : consumers) consumer.join();
+    EXPECT_TRUE(errors.empty()) << "round " << round << ": " << errors.front();
   }
 }
 
