@@ -129,7 +129,6 @@ class Channel final : public ChannelBase {
     const Clock::time_point start = Clock::now();
     const Clock::time_point deadline = start + timeout;
     std::unique_lock lock(mu_);
-    bool waited = false;
     bool slept = false;
     while (true) {
       if (!buffer_.empty()) {
@@ -138,8 +137,7 @@ class Channel final : public ChannelBase {
         return GetResult{GetResult::Kind::kItem, std::move(item)};
       }
       if (closed_) return GetResult{GetResult::Kind::kEndOfStream, {}};
-      const Clock::time_point now = waited ? Clock::now() : start;
-      waited = true;
+      const Clock::time_point now = Clock::now();
       if (!slept && now - start < get_spin_ && now < deadline) {
         // A producer is often about to send: yielding the CPU for a while
         // is much cheaper than a futex sleep, and spares the producer the
