@@ -14,10 +14,11 @@
 // batches/s in steady state (after the warm-up), peak RSS and each stage's
 // load, and how busy the workers were (process CPU time over wall time x
 // threads; --threads N runs only N, e.g. under a profiler). The ceiling is the
-// single-core rate of gunzip + split (up-conversion) + tensor expansion over
-// the same chunks with no pipeline around it (the best of three passes,
-// measured before the runs and again after each one: a slow spell of a
-// shared machine must not flatter the ratio), times the thread count. Beside
+// single-core rate of gunzip + split (up-conversion; V6 records are read in
+// place, as the pipeline reads them) + tensor expansion over the same chunks
+// with no pipeline around it (the best of three passes, measured before the
+// runs and again after each one: a slow spell of a shared machine must not
+// flatter the ratio), times the thread count. Beside
 // it, the measured parallel ceiling: that same loop run by N threads at once
 // (each over every chunk), which shows how far this machine's cores scale at
 // all (shared caches, memory bandwidth, vCPUs sharing a physical core). Prints
@@ -129,10 +130,10 @@ Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks) {
     if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
     const ChunkCheck check = CheckChunk(raw);
     for (size_t i = 0; i < check.record_count; ++i) {
-      UpconvertToV6(std::string_view(raw).substr(i * check.record_size,
-                                                 check.record_size),
-                    check.version, &record);
-      expander->Expand(record, &*batch, slot);
+      expander->Expand(ViewAsV6(std::string_view(raw).substr(
+                                    i * check.record_size, check.record_size),
+                                check.version, &record),
+                       &*batch, slot);
       slot = (slot + 1) % kBatchSize;
     }
     ceiling.positions += check.record_count;

@@ -91,7 +91,8 @@ void ChunkUnpacker::Start(const StageRuntime& runtime) {
 
 asio::awaitable<void> ChunkUnpacker::Work() {
   std::string raw;
-  // Each record is up-converted and checked here, then packed into a frame.
+  // Older records are up-converted here (V6 records are read in place),
+  // checked, then packed into a frame.
   const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
   std::vector<Frame> frames;
   while (std::optional<Chunk> chunk = co_await input_->Receive(load_meter())) {
@@ -150,19 +151,20 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
       ++sampled_out;
       continue;
     }
-    UpconvertToV6(records.substr(i * check.record_size, check.record_size),
-                  check.version, scratch);
-    const PolicyEntries entries = PolicyEntries::Find(*scratch);
+    const V6TrainingRecord& record =
+        ViewAsV6(records.substr(i * check.record_size, check.record_size),
+                 check.version, scratch);
+    const PolicyEntries entries = PolicyEntries::Find(record);
     if (std::optional<RejectReason> reason = CheckRecord(
-            *scratch, entries, check.version, config_.input_format())) {
+            record, entries, check.version, config_.input_format())) {
       CountSkip(RejectReasonName(*reason));
       continue;
     }
-    if (!diff_focus_.Keep(*scratch, diff_focus_seed_, key, i)) {
+    if (!diff_focus_.Keep(record, diff_focus_seed_, key, i)) {
       ++sampled_out;
       continue;
     }
-    Frame frame{PackedRecord::Pack(*scratch, entries), game_id};
+    Frame frame{PackedRecord::Pack(record, entries), game_id};
     frames->push_back(std::move(frame));
   }
   sampled_out_.fetch_add(sampled_out, std::memory_order_relaxed);

@@ -15,7 +15,8 @@
 //    skip the chunk;
 // 3. sampling: `position_count` positions chosen uniformly (0: all), each
 //    kept with probability `position_sampling_rate`;
-// 4. each kept record is up-converted to V6 and checked (CheckRecord for
+// 4. each kept record is up-converted to V6 (a V6 record is read where it
+//    lies in the gunzipped chunk) and checked (CheckRecord for
 //    `input_format`): a bad record is dropped and counted by its reason;
 // 5. diff focus (FORMAT.md) on the valid ones; survivors go out in chunk
 //    order, tagged with the chunk's identity.

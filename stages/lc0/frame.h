@@ -2,8 +2,8 @@
 // the ShufflingFrameSampler to the TensorGenerator: a record in the V6
 // layout (up-converted, validated) and the game it came from.
 //
-//   UpconvertToV6(bytes, version, &scratch);
-//   Frame frame{PackedRecord::Pack(scratch), chunk.id()};
+//   const V6TrainingRecord& record = ViewAsV6(bytes, version, &scratch);
+//   Frame frame{PackedRecord::Pack(record), chunk.id()};
 //   co_await output->Send(std::move(frame));
 //
 // The record is packed (stages/lc0/format/packed_record.h): about 1.2 KB on

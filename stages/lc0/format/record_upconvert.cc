@@ -60,4 +60,14 @@ void UpconvertToV6(std::string_view record, RecordVersion version,
               record.data() + kVersionBytes, record.size() - kVersionBytes);
 }
 
+const V6TrainingRecord& ViewAsV6(std::string_view record, RecordVersion version,
+                                 V6TrainingRecord* scratch) {
+  static_assert(alignof(V6TrainingRecord) == 1);
+  if (version == RecordVersion::kV6) {
+    return *reinterpret_cast<const V6TrainingRecord*>(record.data());
+  }
+  UpconvertToV6(record, version, scratch);
+  return *scratch;
+}
+
 }  // namespace sluice::lc0

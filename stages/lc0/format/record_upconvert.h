@@ -1,9 +1,10 @@
 // Record versions and up-conversion of V3/V4/V5 records to the V6 layout.
 //
 //   SLUICE_ASSIGN_OR_RETURN(RecordVersion v, DetectVersion(chunk));
+//   V6TrainingRecord scratch;
 //   for (size_t off = 0; off < chunk.size(); off += RecordSize(v)) {
-//     V6TrainingRecord rec;
-//     UpconvertToV6(chunk.substr(off, RecordSize(v)), v, &rec);
+//     const V6TrainingRecord& rec =
+//         ViewAsV6(chunk.substr(off, RecordSize(v)), v, &scratch);
 //   }
 #ifndef SLUICE_STAGES_LC0_FORMAT_RECORD_UPCONVERT_H_
 #define SLUICE_STAGES_LC0_FORMAT_RECORD_UPCONVERT_H_
@@ -36,6 +37,13 @@ size_t RecordSize(RecordVersion version);
 // RecordSize(version).
 void UpconvertToV6(std::string_view record, RecordVersion version,
                    V6TrainingRecord* out);
+
+// `record` in the V6 layout: for a V6 record its own bytes, read in place
+// (no copy: the layout is packed, so any address will do); otherwise
+// UpconvertToV6 into `*scratch`. The reference is valid while those bytes
+// are. Same precondition as UpconvertToV6.
+const V6TrainingRecord& ViewAsV6(std::string_view record, RecordVersion version,
+                                 V6TrainingRecord* scratch);
 
 }  // namespace sluice::lc0
 

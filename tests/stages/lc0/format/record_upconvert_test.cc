@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace sluice::lc0 {
@@ -67,6 +68,33 @@ TEST(UpconvertTest, V6IsCopiedAsIs) {
   V6TrainingRecord out;
   UpconvertToV6(Serialize(rec, RecordVersion::kV6), RecordVersion::kV6, &out);
   EXPECT_EQ(std::memcmp(&rec, &out, sizeof(rec)), 0);
+}
+
+TEST(ViewAsV6Test, AV6RecordIsReadInPlace) {
+  // At an odd offset: the packed layout needs no alignment.
+  const std::string bytes =
+      absl::StrCat(" ", Serialize(PatternRecord(6), RecordVersion::kV6));
+  const std::string_view record = std::string_view(bytes).substr(1);
+  V6TrainingRecord scratch;
+  const V6TrainingRecord& view = ViewAsV6(record, RecordVersion::kV6, &scratch);
+  EXPECT_EQ(reinterpret_cast<const char*>(&view), record.data());
+  const uint16_t played_idx = view.played_idx;
+  EXPECT_EQ(played_idx, PatternRecord(6).played_idx);
+}
+
+TEST(ViewAsV6Test, OlderRecordsAreUpconvertedIntoTheScratch) {
+  for (const RecordVersion version :
+       {RecordVersion::kV3, RecordVersion::kV4, RecordVersion::kV5}) {
+    SCOPED_TRACE(static_cast<int>(version));
+    const std::string record =
+        Serialize(PatternRecord(static_cast<uint32_t>(version)), version);
+    V6TrainingRecord scratch;
+    V6TrainingRecord expected;
+    UpconvertToV6(record, version, &expected);
+    const V6TrainingRecord& view = ViewAsV6(record, version, &scratch);
+    EXPECT_EQ(&view, &scratch);
+    EXPECT_EQ(std::memcmp(&view, &expected, sizeof(expected)), 0);
+  }
 }
 
 // For each older version: the fields it has land at their V6 offsets, the
