@@ -21,9 +21,15 @@
 // flatter the ratio), times the thread count. Beside
 // it, the measured parallel ceiling: that same loop run by N threads at once
 // (each over every chunk), which shows how far this machine's cores scale at
-// all (shared caches, memory bandwidth, vCPUs sharing a physical core). Prints
-// a table, then one JSON line (prefixed "JSON ").
+// all (shared caches, memory bandwidth, vCPUs sharing a physical core). And
+// the stages' work with no engine: the ceiling's steps plus validation,
+// packing into a reservoir-sized window and unpacking from it in random
+// order, in one plain loop (column "/work": the pipeline against it times
+// the thread count), which splits the gap to the ceiling into what the
+// stages' own work costs and what the engine costs. Prints a table, then
+// one JSON line (prefixed "JSON ").
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +41,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -45,6 +53,9 @@
 #include "io/gzip.h"
 #include "io/tar_index.h"
 #include "stages/lc0/format/data_generator.h"
+#include "stages/lc0/format/packed_record.h"
+#include "stages/lc0/format/policy_entries.h"
+#include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/lc0/format/tensor_expansion.h"
@@ -175,6 +186,62 @@ Ceiling MeasureCeiling(const std::vector<std::string>& chunks,
   return best;
 }
 
+// Single core: the per-position work of the pipeline's stages with no
+// engine around it (no channels, coroutines or threads): gunzip, find the
+// policy entries, validate and pack each record into a window of
+// `window_frames` (the reservoir's size), then unpack and expand the window
+// in random order, prefetching the next record as the tensor generator
+// does. The ceiling's rate over this one is what the stages' own work costs
+// (validation, packing, random access); this one's over the pipeline's is
+// what the engine costs. The best of three passes.
+double MeasureStageWork(const std::vector<std::string>& chunks,
+                        size_t window_frames) {
+  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(kBatchSize);
+  absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
+  if (!batch.ok() || !expander.ok()) Die("cannot set up the stage-work run");
+  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
+  std::mt19937_64 random(1);
+  std::vector<PackedRecord> window;
+  size_t slot = 0;
+  auto expand_window = [&] {
+    std::shuffle(window.begin(), window.end(), random);
+    for (size_t k = 0; k < window.size(); ++k) {
+      if (k + 1 < window.size()) window[k + 1].Prefetch();
+      window[k].Unpack(scratch.get());
+      expander->Expand(*scratch, &*batch, slot);
+      slot = (slot + 1) % kBatchSize;
+    }
+    window.clear();
+  };
+  double best = 0;
+  std::string raw;
+  for (int pass = 0; pass < 3; ++pass) {
+    uint64_t positions = 0;
+    const auto start = Clock::now();
+    for (const std::string& chunk : chunks) {
+      if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
+      const ChunkCheck check = CheckChunk(raw);
+      for (size_t i = 0; i < check.record_count; ++i) {
+        const V6TrainingRecord& record =
+            ViewAsV6(std::string_view(raw).substr(i * check.record_size,
+                                                  check.record_size),
+                     check.version, scratch.get());
+        const PolicyEntries entries = PolicyEntries::Find(record);
+        if (CheckRecord(record, entries, check.version, 1)) continue;
+        window.push_back(PackedRecord::Pack(record, entries));
+        if (window.size() == window_frames) expand_window();
+      }
+      positions += check.record_count;
+    }
+    expand_window();
+    best = std::max(best, positions / Seconds(Clock::now() - start));
+  }
+  // The freed window stays in malloc's free lists; give it back, so that it
+  // does not count in the next run's peak RSS.
+  ::malloc_trim(0);
+  return best;
+}
+
 // Peak resident set since the last reset, in MiB.
 double PeakRssMib() {
   std::ifstream status("/proc/self/status");
@@ -222,6 +289,16 @@ DataLoaderConfig TrainConfig(const std::string& dir, unsigned threads) {
   }
   config.set_worker_threads(threads);
   return config;
+}
+
+// The reservoir size of the pipeline's sampler.
+size_t ReservoirSize(const DataLoaderConfig& config) {
+  for (const StageConfig& stage : config.stage()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      return stage.shuffling_frame_sampler().reservoir_size();
+    }
+  }
+  Die("the training pipeline has no shuffling_frame_sampler");
 }
 
 // The sampler's fill and capacity in the latest metrics snapshot.
@@ -304,11 +381,15 @@ int Main(int argc, char** argv) {
   // one measurement must not flatter the ratios.
   Ceiling ceiling;
   std::vector<double> measured(thread_counts.size());
+  const size_t reservoir_frames = ReservoirSize(TrainConfig(dir, 1));
+  double stage_work = 0;
   auto measure_ceilings = [&] {
     const Ceiling now = MeasureCeiling(chunks);
     if (now.positions_per_second > ceiling.positions_per_second) {
       ceiling = now;
     }
+    stage_work =
+        std::max(stage_work, MeasureStageWork(chunks, reservoir_frames));
     for (size_t i = 0; i < thread_counts.size(); ++i) {
       if (thread_counts[i] == 1) continue;
       measured[i] = std::max(
@@ -327,6 +408,12 @@ int Main(int argc, char** argv) {
   }
   std::printf("ceiling, 1 core (gunzip + split + expand): %.0f positions/s\n",
               ceiling.positions_per_second);
+  std::printf(
+      "stages' work with no engine, 1 core (also validate, pack into a "
+      "%zu-frame window, unpack in random order): %.0f positions/s (%.0f%% "
+      "of the ceiling)\n",
+      reservoir_frames, stage_work,
+      100 * stage_work / ceiling.positions_per_second);
   for (size_t i = 0; i < thread_counts.size(); ++i) {
     if (thread_counts[i] == 1) measured[i] = ceiling.positions_per_second;
     std::printf(
@@ -335,29 +422,33 @@ int Main(int argc, char** argv) {
         thread_counts[i], measured[i],
         measured[i] / ceiling.positions_per_second);
   }
-  std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %5s %9s  %s\n", "threads",
-              "positions/s", "batches/s", "1st batch s", "warm-up s", "ceiling",
-              "ratio", "/measured", "cpu", "peak MiB", "stage load");
+  std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %6s %5s %9s  %s\n",
+              "threads", "positions/s", "batches/s", "1st batch s", "warm-up s",
+              "ceiling", "ratio", "/measured", "/work", "cpu", "peak MiB",
+              "stage load");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json += ",\"ceiling_1core_positions_per_second\":" +
-          std::to_string(ceiling.positions_per_second);
+          std::to_string(ceiling.positions_per_second) +
+          ",\"stage_work_1core_positions_per_second\":" +
+          std::to_string(stage_work);
   for (size_t i = 0; i < thread_counts.size(); ++i) {
     const unsigned threads = thread_counts[i];
     const RunResult& run = runs[i];
     const double scaled = ceiling.positions_per_second * threads;
     const double ratio = run.positions_per_second / scaled;
     const double measured_ratio = run.positions_per_second / measured[i];
+    const double work_ratio = run.positions_per_second / (stage_work * threads);
     std::string loads;
     for (const auto& [name, load] : run.loads) {
       loads += name + "=" + std::to_string(load).substr(0, 4) + " ";
     }
     std::printf(
-        "%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %8.0f%% %4.0f%% "
-        "%9.0f  %s\n",
+        "%-7u %12.0f %10.1f %12.2f %9.2f %12.0f %6.0f%% %8.0f%% %5.0f%% "
+        "%4.0f%% %9.0f  %s\n",
         threads, run.positions_per_second, run.batches_per_second,
         run.first_batch_seconds, run.warm_up_seconds, scaled, 100 * ratio,
-        100 * measured_ratio, 100 * run.cpu_busy, run.peak_rss_mib,
-        loads.c_str());
+        100 * measured_ratio, 100 * work_ratio, 100 * run.cpu_busy,
+        run.peak_rss_mib, loads.c_str());
     const std::string key = ",\"t" + std::to_string(threads) + "_";
     json +=
         key +
@@ -371,7 +462,8 @@ int Main(int argc, char** argv) {
         "ceiling_ratio\":" + std::to_string(ratio) + key +
         "measured_ceiling_positions_per_second\":" +
         std::to_string(measured[i]) + key +
-        "measured_ceiling_ratio\":" + std::to_string(measured_ratio);
+        "measured_ceiling_ratio\":" + std::to_string(measured_ratio) + key +
+        "stage_work_ratio\":" + std::to_string(work_ratio);
     for (const auto& [name, load] : run.loads) {
       json += key + "load_" + name + "\":" + std::to_string(load);
     }
