@@ -18,10 +18,10 @@
 // place, as the pipeline reads them) + tensor expansion over the same chunks
 // with no pipeline around it (the best of three passes, measured before the
 // runs and again after each one: a slow spell of a shared machine must not
-// flatter the ratio), times the thread count. Beside
-// it, the measured parallel ceiling: that same loop run by N threads at once
-// (each over every chunk), which shows how far this machine's cores scale at
-// all (shared caches, memory bandwidth, vCPUs sharing a physical core). And
+// flatter the ratio), times the thread count. Beside it, the measured
+// parallel ceiling: that same loop run by N threads at once (each over every
+// chunk), which shows how far this machine's cores scale at all (shared
+// caches, memory bandwidth, vCPUs sharing a physical core). And
 // the stages' work with no engine: the ceiling's steps plus validation,
 // packing into a reservoir-sized window and unpacking from it in random
 // order, in one plain loop (column "/work": the pipeline against it times
@@ -126,6 +126,28 @@ struct Ceiling {
   uint64_t positions = 0;
 };
 
+// Gunzips each chunk into `raw` and calls on_record(record, version) for
+// each of its records in the V6 layout (read in place, as the pipeline
+// does; `scratch` holds up-converted older records). Returns the number of
+// records.
+template <typename OnRecord>
+uint64_t ForEachRecord(const std::vector<std::string>& chunks, std::string& raw,
+                       V6TrainingRecord* scratch, OnRecord&& on_record) {
+  uint64_t records = 0;
+  for (const std::string& chunk : chunks) {
+    if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
+    const ChunkCheck check = CheckChunk(raw);
+    for (size_t i = 0; i < check.record_count; ++i) {
+      on_record(ViewAsV6(std::string_view(raw).substr(i * check.record_size,
+                                                      check.record_size),
+                         check.version, scratch),
+                check.version);
+    }
+    records += check.record_count;
+  }
+  return records;
+}
+
 // Single core: gunzip + split + expand every position of every chunk into
 // a reused batch, no pipeline; one pass.
 Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks) {
@@ -133,22 +155,16 @@ Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks) {
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
   if (!batch.ok() || !expander.ok()) Die("cannot set up the ceiling run");
   std::string raw;
-  V6TrainingRecord record;
+  V6TrainingRecord scratch;
   Ceiling ceiling;
   size_t slot = 0;
   const auto start = Clock::now();
-  for (const std::string& chunk : chunks) {
-    if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
-    const ChunkCheck check = CheckChunk(raw);
-    for (size_t i = 0; i < check.record_count; ++i) {
-      expander->Expand(ViewAsV6(std::string_view(raw).substr(
-                                    i * check.record_size, check.record_size),
-                                check.version, &record),
-                       &*batch, slot);
-      slot = (slot + 1) % kBatchSize;
-    }
-    ceiling.positions += check.record_count;
-  }
+  ceiling.positions = ForEachRecord(
+      chunks, raw, &scratch,
+      [&](const V6TrainingRecord& record, RecordVersion /*version*/) {
+        expander->Expand(record, &*batch, slot);
+        slot = (slot + 1) % kBatchSize;
+      });
   ceiling.positions_per_second =
       ceiling.positions / Seconds(Clock::now() - start);
   return ceiling;
@@ -199,7 +215,10 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
   absl::StatusOr<TensorBatch> batch = TensorBatch::Create(kBatchSize);
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
   if (!batch.ok() || !expander.ok()) Die("cannot set up the stage-work run");
-  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
+  // Older records are up-converted into one, packed ones unpacked into the
+  // other.
+  const auto upconverted = std::make_unique_for_overwrite<V6TrainingRecord>();
+  const auto unpacked = std::make_unique_for_overwrite<V6TrainingRecord>();
   std::mt19937_64 random(1);
   std::vector<PackedRecord> window;
   size_t slot = 0;
@@ -207,8 +226,8 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
     std::shuffle(window.begin(), window.end(), random);
     for (size_t k = 0; k < window.size(); ++k) {
       if (k + 1 < window.size()) window[k + 1].Prefetch();
-      window[k].Unpack(scratch.get());
-      expander->Expand(*scratch, &*batch, slot);
+      window[k].Unpack(unpacked.get());
+      expander->Expand(*unpacked, &*batch, slot);
       slot = (slot + 1) % kBatchSize;
     }
     window.clear();
@@ -216,23 +235,15 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
   double best = 0;
   std::string raw;
   for (int pass = 0; pass < 3; ++pass) {
-    uint64_t positions = 0;
     const auto start = Clock::now();
-    for (const std::string& chunk : chunks) {
-      if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
-      const ChunkCheck check = CheckChunk(raw);
-      for (size_t i = 0; i < check.record_count; ++i) {
-        const V6TrainingRecord& record =
-            ViewAsV6(std::string_view(raw).substr(i * check.record_size,
-                                                  check.record_size),
-                     check.version, scratch.get());
-        const PolicyEntries entries = PolicyEntries::Find(record);
-        if (CheckRecord(record, entries, check.version, 1)) continue;
-        window.push_back(PackedRecord::Pack(record, entries));
-        if (window.size() == window_frames) expand_window();
-      }
-      positions += check.record_count;
-    }
+    const uint64_t positions = ForEachRecord(
+        chunks, raw, upconverted.get(),
+        [&](const V6TrainingRecord& record, RecordVersion version) {
+          const PolicyEntries entries = PolicyEntries::Find(record);
+          if (CheckRecord(record, entries, version, 1)) return;
+          window.push_back(PackedRecord::Pack(record, entries));
+          if (window.size() == window_frames) expand_window();
+        });
     expand_window();
     best = std::max(best, positions / Seconds(Clock::now() - start));
   }
