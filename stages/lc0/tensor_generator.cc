@@ -70,55 +70,91 @@ TensorGenerator::TensorGenerator(const StageContext& context,
           output_->capacity() + config.parallelism() + 2)) {}
 
 void TensorGenerator::Start(const StageRuntime& runtime) {
+  {
+    std::lock_guard lock(fill_mu_);
+    running_ = static_cast<int>(config_.parallelism());
+  }
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
                [this](int) { return Build(); });
 }
 
 asio::awaitable<void> TensorGenerator::Build() {
-  const size_t batch_size = config_.batch_size();
   // Each frame's record is unpacked here, then expanded into the batch.
   const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
-  // Frames are taken in bulk (one channel lock for many), and each record
-  // is prefetched while the one before it is expanded: records come from
-  // random reservoir slots, far out of cache.
+  // Frames are taken in bulk: one channel lock for many.
   std::vector<Frame> frames;
   frames.reserve(kFramesPerReceive);
-  bool input_open = true;
-  while (input_open) {
+  size_t since_yield = 0;
+  bool output_open = true;
+  while (output_open && co_await input_->ReceiveSome(frames, kFramesPerReceive,
+                                                     load_meter())) {
+    // The records come from random reservoir slots, far out of cache: fetch
+    // the heads of all of them at once, before the format check reads them.
+    for (const Frame& frame : frames) frame.record.Prefetch();
+    const size_t dropped = std::erase_if(frames, [this](const Frame& frame) {
+      return frame.record.input_format() != expander_.input_format();
+    });
+    if (dropped > 0) CountSkip("unexpected_input_format", dropped);
+    for (size_t next = 0; next < frames.size() && output_open;) {
+      const SlotRun run = ClaimSlots(frames.size() - next);
+      TensorBatch& batch = run.shared->batch;
+      for (size_t slot = run.first; slot < run.first + run.count; ++slot) {
+        const Frame& frame = frames[next++];
+        frame.record.Unpack(scratch.get());
+        expander_.Expand(*scratch, &batch, slot);
+        batch.set_game_id(slot, frame.game_id);
+      }
+      if (std::optional<TensorBatch> full = FinishSlots(run)) {
+        RecordBatch(*full);
+        output_open = co_await output_->Send(std::move(*full), load_meter());
+      }
+    }
+    since_yield += frames.size();
+    frames.clear();
+    // About one batch of CPU work per slice: let other coroutines run.
+    if (since_yield >= config_.batch_size()) {
+      since_yield = 0;
+      co_await asio::post(co_await asio::this_coro::executor,
+                          asio::use_awaitable);
+    }
+  }
+  if (std::optional<TensorBatch> remainder = TakeRemainder()) {
+    RecordBatch(*remainder);
+    co_await output_->Send(std::move(*remainder), load_meter());
+  }
+}
+
+TensorGenerator::SlotRun TensorGenerator::ClaimSlots(size_t wanted) {
+  const size_t batch_size = config_.batch_size();
+  std::lock_guard lock(fill_mu_);
+  if (open_ == nullptr) {
     absl::StatusOr<TensorBatch> batch =
         TensorBatch::Create(batch_size, buffers_);
     if (!batch.ok()) throw std::runtime_error(batch.status().ToString());
-    size_t filled = 0;
-    while (filled < batch_size) {
-      frames.clear();
-      if (!co_await input_->ReceiveSome(
-              frames, std::min(kFramesPerReceive, batch_size - filled),
-              load_meter())) {
-        input_open = false;
-        break;
-      }
-      frames.front().record.Prefetch();
-      for (size_t i = 0; i < frames.size(); ++i) {
-        if (i + 1 < frames.size()) frames[i + 1].record.Prefetch();
-        const Frame& frame = frames[i];
-        if (frame.record.input_format() != expander_.input_format()) {
-          CountSkip("unexpected_input_format");
-          continue;
-        }
-        frame.record.Unpack(scratch.get());
-        expander_.Expand(*scratch, &*batch, filled);
-        batch->set_game_id(filled, frame.game_id);
-        ++filled;
-      }
-    }
-    if (filled == 0) break;
-    batch->Truncate(filled);
-    RecordBatch(*batch);
-    if (!co_await output_->Send(std::move(*batch), load_meter())) break;
-    // One batch is one slice of CPU work: let other coroutines run.
-    co_await asio::post(co_await asio::this_coro::executor,
-                        asio::use_awaitable);
+    open_ = std::make_shared<SharedBatch>(std::move(*batch));
   }
+  SlotRun run{.shared = open_,
+              .first = open_->claimed,
+              .count = std::min(wanted, batch_size - open_->claimed)};
+  open_->claimed += run.count;
+  if (open_->claimed == batch_size) open_.reset();
+  return run;
+}
+
+std::optional<TensorBatch> TensorGenerator::FinishSlots(const SlotRun& run) {
+  std::lock_guard lock(fill_mu_);
+  run.shared->filled += run.count;
+  if (run.shared->filled < config_.batch_size()) return std::nullopt;
+  return std::move(run.shared->batch);
+}
+
+std::optional<TensorBatch> TensorGenerator::TakeRemainder() {
+  std::lock_guard lock(fill_mu_);
+  if (--running_ > 0 || open_ == nullptr) return std::nullopt;
+  // Every coroutine has left its loop, so every claimed slot is written.
+  const std::shared_ptr<SharedBatch> shared = std::move(open_);
+  shared->batch.Truncate(shared->filled);
+  return std::move(shared->batch);
 }
 
 void TensorGenerator::RecordBatch(const TensorBatch& batch) {

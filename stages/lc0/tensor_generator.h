@@ -12,9 +12,13 @@
 // - Each batch is one 64-byte-aligned allocation, written in place and
 //   handed downstream by move (TensorBatch is a move-only owner): no copy.
 // - Batches hold `batch_size` positions; when the input ends, the last
-//   positions go out as one partial batch with its true size (each of the
-//   `parallelism` coroutines may emit one), so a finite stream (eval) yields
-//   every position exactly once. An empty remainder emits nothing.
+//   positions go out as one partial batch with its true size, so a finite
+//   stream (eval) yields every position exactly once. An empty remainder
+//   emits nothing.
+// - The `parallelism` coroutines fill one batch together (each claims a run
+//   of its slots), so only one batch is being written at a time: few batch
+//   buffers take turns, and the next one written is often still in cache.
+//   With parallelism 1 the positions keep the input's order.
 // - Frames of another input format than `input_format` are dropped and
 //   counted (`unexpected_input_format`).
 // - Metrics: batches, positions, and shuffle quality over the last
@@ -28,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 
 #include "absl/status/statusor.h"
@@ -71,10 +76,33 @@ class TensorGenerator final : public Stage {
     uint64_t max_positions_max = 0;
   };
 
+  // The batch the coroutines are filling together. Guarded by fill_mu_
+  // (the slots themselves are written by the coroutine that claimed them).
+  struct SharedBatch {
+    explicit SharedBatch(TensorBatch batch) : batch(std::move(batch)) {}
+    TensorBatch batch;
+    size_t claimed = 0;  // slots handed out
+    size_t filled = 0;   // slots written
+  };
+  // Slots [first, first + count) of `shared`, claimed by one coroutine.
+  struct SlotRun {
+    std::shared_ptr<SharedBatch> shared;
+    size_t first = 0;
+    size_t count = 0;
+  };
+
   TensorGenerator(const StageContext& context,
                   const TensorGeneratorConfig& config, TensorExpander expander,
                   Channel<Frame>* input);
   asio::awaitable<void> Build();
+  // Claims up to `wanted` (at least 1) slots of the open batch, opening a
+  // new one when there is none. Throws when no buffer can be allocated.
+  SlotRun ClaimSlots(size_t wanted);
+  // Marks `run` written; returns its batch once every slot of it is.
+  std::optional<TensorBatch> FinishSlots(const SlotRun& run);
+  // For the last coroutine when the input ended: the open batch's written
+  // slots as a partial batch, if any.
+  std::optional<TensorBatch> TakeRemainder();
   void RecordBatch(const TensorBatch& batch);
 
   const TensorGeneratorConfig config_;
@@ -82,6 +110,9 @@ class TensorGenerator final : public Stage {
   Channel<Frame>* const input_;
   Channel<TensorBatch>* const output_;
   const std::shared_ptr<BatchBufferPool> buffers_;
+  std::mutex fill_mu_;
+  std::shared_ptr<SharedBatch> open_;  // guarded by fill_mu_
+  int running_ = 0;                    // coroutines; guarded by fill_mu_
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_
   std::atomic<uint64_t> positions_{0};

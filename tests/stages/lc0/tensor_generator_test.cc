@@ -204,6 +204,59 @@ TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {
             1u);
 }
 
+// Frames whose tensors carry their label i: game id i, plies_left i + 1 and
+// probs[0] i.
+std::vector<Frame> TaggedFrames(uint64_t count) {
+  std::vector<Frame> frames;
+  V6TrainingRecord record;
+  std::memset(&record, 0, sizeof(record));
+  record.version = 6;
+  record.input_format = 1;
+  for (uint64_t i = 0; i < count; ++i) {
+    record.plies_left = static_cast<float>(i + 1);
+    record.probabilities[0] = static_cast<float>(i);
+    frames.push_back(Frame{PackedRecord::Pack(record), i});
+  }
+  return frames;
+}
+
+// Three coroutines on two threads fill each batch together: every frame
+// lands once, in a slot that holds its own tensors, and only the last batch
+// is partial.
+TEST(TensorGeneratorTest, ParallelCoroutinesShareBatchesAndLoseNothing) {
+  constexpr uint64_t kFrames = 1000;  // 15 batches of 64 and 40 more
+  DataLoader loader(FactoryWithSource("source", TaggedFrames(kFrames)));
+  loader.Configure(ParseConfig(R"pb(
+    worker_threads: 2
+    stage {
+      name: "source"
+      counting_source {}
+    }
+    stage {
+      name: "tensors"
+      input: "source"
+      tensor_generator { batch_size: 64 parallelism: 3 }
+    }
+  )pb"));
+  loader.Start();
+  std::vector<size_t> sizes;
+  std::vector<int> seen(kFrames);
+  while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+    sizes.push_back(batch->size());
+    for (size_t slot = 0; slot < batch->size(); ++slot) {
+      const uint64_t id = batch->game_id(slot);
+      ASSERT_LT(id, kFrames);
+      ++seen[id];
+      EXPECT_EQ(*batch->plies_left(slot), static_cast<float>(id + 1));
+      EXPECT_EQ(batch->probs(slot)[0], static_cast<float>(id));
+    }
+  }
+  std::vector<size_t> expected_sizes(15, 64);
+  expected_sizes.push_back(40);
+  EXPECT_EQ(sizes, expected_sizes);
+  EXPECT_THAT(seen, ::testing::Each(1));
+}
+
 TEST(TensorGeneratorTest, MeasureBatchQuality) {
   const std::vector<uint64_t> ids = {9, 1, 9, 2, 9, 1};
   const BatchQuality quality = MeasureBatchQuality(ids);
