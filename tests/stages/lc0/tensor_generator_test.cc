@@ -1,6 +1,7 @@
 #include "stages/lc0/tensor_generator.h"
 
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -123,13 +124,17 @@ TEST(TensorGeneratorTest, ConfigErrorsNameStageAndField) {
   }
 }
 
-// Crafted game ids -> known distinct-games and max-positions figures.
+// Frames of the crafted game ids (known distinct-games and max-positions
+// figures), V6 records of input format 1 whose tensors carry their index i:
+// plies_left i + 1 and probs[0] i.
 std::vector<Frame> FramesOfGames(const std::vector<uint64_t>& games) {
   std::vector<Frame> frames = LabelledFrames(games.size());
   for (size_t i = 0; i < games.size(); ++i) {
     V6TrainingRecord record = Unpacked(frames[i]);
     record.version = 6;
     record.input_format = 1;
+    record.plies_left = static_cast<float>(i + 1);
+    record.probabilities[0] = static_cast<float>(i);
     frames[i] = Frame{PackedRecord::Pack(record), games[i]};
   }
   return frames;
@@ -204,28 +209,14 @@ TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {
             1u);
 }
 
-// Frames whose tensors carry their label i: game id i, plies_left i + 1 and
-// probs[0] i.
-std::vector<Frame> TaggedFrames(uint64_t count) {
-  std::vector<Frame> frames;
-  V6TrainingRecord record;
-  std::memset(&record, 0, sizeof(record));
-  record.version = 6;
-  record.input_format = 1;
-  for (uint64_t i = 0; i < count; ++i) {
-    record.plies_left = static_cast<float>(i + 1);
-    record.probabilities[0] = static_cast<float>(i);
-    frames.push_back(Frame{PackedRecord::Pack(record), i});
-  }
-  return frames;
-}
-
 // Three coroutines on two threads fill each batch together: every frame
 // lands once, in a slot that holds its own tensors, and only the last batch
 // is partial.
 TEST(TensorGeneratorTest, ParallelCoroutinesShareBatchesAndLoseNothing) {
   constexpr uint64_t kFrames = 1000;  // 15 batches of 64 and 40 more
-  DataLoader loader(FactoryWithSource("source", TaggedFrames(kFrames)));
+  std::vector<uint64_t> games(kFrames);
+  std::iota(games.begin(), games.end(), 0);  // game id i for frame i
+  DataLoader loader(FactoryWithSource("source", FramesOfGames(games)));
   loader.Configure(ParseConfig(R"pb(
     worker_threads: 2
     stage {
