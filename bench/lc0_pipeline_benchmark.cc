@@ -26,11 +26,12 @@
 // chunk), which shows how far this machine's cores scale at all (shared
 // caches, memory bandwidth, vCPUs sharing a physical core). And
 // the stages' work with no engine: the ceiling's steps plus validation,
-// packing into a reservoir-sized window and unpacking from it in random
+// packing into a reservoir-sized window and expanding from it in random
 // order, in one plain loop (column "/work": the pipeline against it times
 // the thread count), which splits the gap to the ceiling into what the
-// stages' own work costs and what the engine costs. Prints a table, then
-// one JSON line (prefixed "JSON ").
+// stages' own work costs and what the engine costs; it too is measured on N
+// threads at once, which bounds the ratio any engine could reach here.
+// Prints a table, then one JSON line (prefixed "JSON ").
 //
 // --ceiling-batches N (default 1) has the ceiling loops expand into N
 // batches in turn instead of reusing one. The pipeline hands every batch on
@@ -63,6 +64,7 @@
 #include "io/gzip.h"
 #include "io/tar_index.h"
 #include "stages/lc0/format/data_generator.h"
+#include "stages/lc0/format/packed_expander.h"
 #include "stages/lc0/format/packed_record.h"
 #include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/record_upconvert.h"
@@ -243,20 +245,19 @@ Ceiling MeasureCeiling(const std::vector<std::string>& chunks, unsigned threads,
 // Single core: the per-position work of the pipeline's stages with no
 // engine around it (no channels, coroutines or threads): gunzip, find the
 // policy entries, validate and pack each record into a window of
-// `window_frames` (the reservoir's size), then unpack and expand the window
-// in random order, prefetching the next record as the tensor generator
-// does. The ceiling's rate over this one is what the stages' own work costs
-// (validation, packing, random access); this one's over the pipeline's is
-// what the engine costs. The best of three passes.
+// `window_frames` (the reservoir's size), then expand the packed window in
+// random order, prefetching the next record, as the tensor generator does. The
+// ceiling's rate over this one is what the stages' own work costs (validation,
+// packing, random access); this one's over the pipeline's is what the engine
+// costs. The best of three passes.
 double MeasureStageWork(const std::vector<std::string>& chunks,
                         size_t window_frames) {
   TensorBatch batch = PrefaultedBatch();
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
   if (!expander.ok()) Die("cannot set up the stage-work run");
-  // Older records are up-converted into one, packed ones unpacked into the
-  // other.
+  // Older records are up-converted here.
   const auto upconverted = std::make_unique_for_overwrite<V6TrainingRecord>();
-  const auto unpacked = std::make_unique_for_overwrite<V6TrainingRecord>();
+  PackedExpander packed_expander(*expander);
   std::mt19937_64 random(1);
   std::vector<PackedRecord> window;
   size_t slot = 0;
@@ -264,8 +265,7 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
     std::shuffle(window.begin(), window.end(), random);
     for (size_t k = 0; k < window.size(); ++k) {
       if (k + 1 < window.size()) window[k + 1].Prefetch();
-      window[k].Unpack(unpacked.get());
-      expander->Expand(*unpacked, &batch, slot);
+      packed_expander.Expand(window[k], &batch, slot);
       slot = (slot + 1) % kBatchSize;
     }
     window.clear();
@@ -289,6 +289,24 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
   // does not count in the next run's peak RSS.
   ::malloc_trim(0);
   return best;
+}
+
+// `threads` copies of MeasureStageWork run at once, each with its own
+// window: the sum of their rates. Over `threads` x the ceiling, this is the
+// ratio a pipeline whose engine cost nothing would reach on this machine.
+double MeasureParallelStageWork(const std::vector<std::string>& chunks,
+                                size_t window_frames, unsigned threads) {
+  std::vector<double> each(threads);
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back(
+          [&, t] { each[t] = MeasureStageWork(chunks, window_frames); });
+    }
+  }
+  double total = 0;
+  for (const double rate : each) total += rate;
+  return total;
 }
 
 // Peak resident set since the last reset, in MiB.
@@ -433,6 +451,7 @@ int Main(int argc, char** argv) {
   // one measurement must not flatter the ratios.
   Ceiling ceiling;
   std::vector<double> measured(thread_counts.size());
+  std::vector<double> measured_work(thread_counts.size());
   const size_t reservoir_frames = ReservoirSize(TrainConfig(dir, 1));
   double stage_work = 0;
   auto measure_ceilings = [&] {
@@ -447,6 +466,9 @@ int Main(int argc, char** argv) {
       measured[i] = std::max(
           measured[i], MeasureCeiling(chunks, thread_counts[i], ceiling_batches)
                            .positions_per_second);
+      measured_work[i] = std::max(
+          measured_work[i],
+          MeasureParallelStageWork(chunks, reservoir_frames, thread_counts[i]));
     }
   };
   measure_ceilings();
@@ -464,7 +486,7 @@ int Main(int argc, char** argv) {
       ceiling_batches, ceiling.positions_per_second);
   std::printf(
       "stages' work with no engine, 1 core (also validate, pack into a "
-      "%zu-frame window, unpack in random order): %.0f positions/s (%.0f%% "
+      "%zu-frame window, expand it in random order): %.0f positions/s (%.0f%% "
       "of the ceiling)\n",
       reservoir_frames, stage_work,
       100 * stage_work / ceiling.positions_per_second);
@@ -475,6 +497,15 @@ int Main(int argc, char** argv) {
         "(%.2fx one core)\n",
         thread_counts[i], measured[i],
         measured[i] / ceiling.positions_per_second);
+    if (thread_counts[i] == 1) continue;
+    std::printf(
+        "stages' work with no engine measured with %u threads at once: %.0f "
+        "positions/s (%.2fx one core; %.0f%% of %ux the ceiling: the most a "
+        "pipeline whose engine cost nothing would reach)\n",
+        thread_counts[i], measured_work[i], measured_work[i] / stage_work,
+        100 * measured_work[i] /
+            (thread_counts[i] * ceiling.positions_per_second),
+        thread_counts[i]);
   }
   std::printf("\n%-7s %12s %10s %12s %9s %12s %7s %9s %6s %5s %9s  %s\n",
               "threads", "positions/s", "batches/s", "1st batch s", "warm-up s",
@@ -519,6 +550,10 @@ int Main(int argc, char** argv) {
         std::to_string(measured[i]) + key +
         "measured_ceiling_ratio\":" + std::to_string(measured_ratio) + key +
         "stage_work_ratio\":" + std::to_string(work_ratio);
+    if (threads > 1) {
+      json += key + "measured_stage_work_positions_per_second\":" +
+              std::to_string(measured_work[i]);
+    }
     for (const auto& [name, load] : run.loads) {
       json += key + "load_" + name + "\":" + std::to_string(load);
     }

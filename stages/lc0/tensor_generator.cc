@@ -11,6 +11,7 @@
 #include "asio/this_coro.hpp"
 #include "asio/use_awaitable.hpp"
 #include "engine/status_macros.h"
+#include "stages/lc0/format/packed_expander.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -79,8 +80,7 @@ void TensorGenerator::Start(const StageRuntime& runtime) {
 }
 
 asio::awaitable<void> TensorGenerator::Build() {
-  // Each frame's record is unpacked here, then expanded into the batch.
-  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
+  PackedExpander expander(expander_);
   // Frames are taken in bulk: one channel lock for many.
   std::vector<Frame> frames;
   frames.reserve(kFramesPerReceive);
@@ -100,8 +100,7 @@ asio::awaitable<void> TensorGenerator::Build() {
       TensorBatch& batch = run.shared->batch;
       for (size_t slot = run.first; slot < run.first + run.count; ++slot) {
         const Frame& frame = frames[next++];
-        frame.record.Unpack(scratch.get());
-        expander_.Expand(*scratch, &batch, slot);
+        expander.Expand(frame.record, &batch, slot);
         batch.set_game_id(slot, frame.game_id);
       }
       if (std::optional<TensorBatch> full = FinishSlots(run)) {

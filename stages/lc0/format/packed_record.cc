@@ -1,7 +1,6 @@
 #include "stages/lc0/format/packed_record.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "stages/lc0/format/record_blocks.h"
@@ -21,6 +20,14 @@ constexpr size_t kMaxPairs = kPolicyBytes / kPairBytes;
 constexpr uint32_t kMarkerBits = 0xBF800000u;  // -1.0f
 
 static_assert(kPolicySize < 0xFFFF);
+
+// Sets every policy entry of `out` to the float with these bits.
+void FillPolicy(V6TrainingRecord* out, uint32_t bits) {
+  std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
+  for (size_t i = 0; i < kPolicySize; ++i) {
+    std::memcpy(policy + i * sizeof(uint32_t), &bits, sizeof(bits));
+  }
+}
 
 }  // namespace
 
@@ -68,28 +75,45 @@ PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
 }
 
 void PackedRecord::Unpack(V6TrainingRecord* out) const {
+  UnpackAllButPolicy(out);
+  if (policy_entries_ != kWholePolicy) FillPolicy(out, kMarkerBits);
+  ScatterPolicy(out);
+}
+
+void PackedRecord::UnpackAllButPolicy(V6TrainingRecord* out) const {
   auto* raw = reinterpret_cast<std::byte*>(out);
-  const std::byte* in = bytes_;
-  std::memcpy(raw, in, kHeadBytes);
-  std::memcpy(raw + kHeadBytes + kPolicyBytes, in + kHeadBytes, kTailBytes);
-  in += kFixedBytes;
-  std::byte* policy = raw + kHeadBytes;
+  std::memcpy(raw, bytes_, kHeadBytes);
+  std::memcpy(raw + kHeadBytes + kPolicyBytes, bytes_ + kHeadBytes, kTailBytes);
+}
+
+void PackedRecord::ScatterPolicy(V6TrainingRecord* out) const {
+  std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
+  const std::byte* in = bytes_ + kFixedBytes;
   if (policy_entries_ == kWholePolicy) {
     std::memcpy(policy, in, kPolicyBytes);
     return;
   }
-  static const auto* const kMarkers = [] {
-    auto* markers = new std::array<uint32_t, kPolicySize>;
-    markers->fill(kMarkerBits);
-    return markers;
-  }();
-  std::memcpy(policy, kMarkers->data(), kPolicyBytes);
   const std::byte* values = in + policy_entries_ * sizeof(uint16_t);
   for (size_t p = 0; p < policy_entries_; ++p) {
     uint16_t index;
     std::memcpy(&index, in + p * sizeof(uint16_t), sizeof(index));
     std::memcpy(policy + index * sizeof(uint32_t),
                 values + p * sizeof(uint32_t), sizeof(uint32_t));
+  }
+}
+
+void PackedRecord::RestoreMarkers(V6TrainingRecord* out) const {
+  if (policy_entries_ == kWholePolicy) {
+    FillPolicy(out, kMarkerBits);
+    return;
+  }
+  std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
+  const std::byte* in = bytes_ + kFixedBytes;
+  for (size_t p = 0; p < policy_entries_; ++p) {
+    uint16_t index;
+    std::memcpy(&index, in + p * sizeof(uint16_t), sizeof(index));
+    std::memcpy(policy + index * sizeof(uint32_t), &kMarkerBits,
+                sizeof(uint32_t));
   }
 }
 

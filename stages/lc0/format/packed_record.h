@@ -43,6 +43,18 @@ class PackedRecord {
   // Writes the packed record to `out` (all of its 8,356 bytes).
   void Unpack(V6TrainingRecord* out) const;
 
+  // The parts of Unpack, for a reader that keeps `out->probabilities` full
+  // of markers between records (packed_expander.h) and so never rewrites
+  // the 1,858 entries of a record whose legal moves are a few dozen:
+  // UnpackAllButPolicy writes every field but the policy;
+  // ScatterPolicy writes the kept policy entries (all of them for a policy
+  // kept whole) and leaves the others as they were, so that over a policy
+  // of markers it restores the record's policy; RestoreMarkers sets the
+  // entries ScatterPolicy wrote back to the marker.
+  void UnpackAllButPolicy(V6TrainingRecord* out) const;
+  void ScatterPolicy(V6TrainingRecord* out) const;
+  void RestoreMarkers(V6TrainingRecord* out) const;
+
   // Asks the CPU to start loading the record's bytes into the cache, for a
   // record about to be unpacked (a hint: no effect on results).
   void Prefetch() const;

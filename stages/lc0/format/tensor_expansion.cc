@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -47,6 +48,36 @@ inline void StoreRow(float* out, const float* row) {
   _mm_stream_ps(out + 4, _mm_load_ps(row + 4));
 #else
   std::memcpy(out, row, kRow * sizeof(float));
+#endif
+}
+
+// Copies `bytes` (a multiple of 8) from `from` to `to` (8-byte aligned:
+// a probs row starts 8 bytes past a 16-byte boundary in every other slot)
+// with non-temporal stores on x86, for the reason StoreRow gives. Against
+// memcpy (rep movsq), this made the one-core ceiling of
+// bench/lc0_pipeline_benchmark ~10 % faster.
+void StreamCopy(const void* from, void* to, size_t bytes) {
+#if defined(__SSE2__) && defined(__x86_64__)
+  const auto* in = static_cast<const char*>(from);
+  auto* out = static_cast<char*>(to);
+  auto stream8 = [&](size_t at) {
+    long long word;
+    std::memcpy(&word, in + at, sizeof(word));
+    _mm_stream_si64(reinterpret_cast<long long*>(out + at), word);
+  };
+  size_t at = 0;
+  if (reinterpret_cast<uintptr_t>(out) % 16 != 0) {
+    stream8(at);
+    at += 8;
+  }
+  for (; at + 16 <= bytes; at += 16) {
+    _mm_stream_si128(
+        reinterpret_cast<__m128i*>(out + at),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + at)));
+  }
+  if (at < bytes) stream8(at);
+#else
+  std::memcpy(to, from, bytes);
 #endif
 }
 
@@ -138,8 +169,8 @@ void TensorExpander::Expand(const V6TrainingRecord& record, TensorBatch* batch,
   ExpandBitPlanes(record, planes);
   ExpandMetaPlanes(record, input_format_, planes);
 
-  std::memcpy(batch->probs(slot), record.probabilities,
-              sizeof(record.probabilities));
+  StreamCopy(record.probabilities, batch->probs(slot),
+             sizeof(record.probabilities));
 
   float* winner = batch->winner(slot);
   if (record.version == 6) {

@@ -5,6 +5,8 @@
 
 #include "gtest/gtest.h"
 #include "io/gzip.h"
+#include "stages/lc0/format/packed_expander.h"
+#include "stages/lc0/format/packed_record.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "tests/testing/npz_reader.h"
@@ -58,8 +60,9 @@ int64_t FirstDifference(const float* got, const std::string& want) {
 
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
-// Decompress, check, up-convert and expand every record of the fixture;
-// every float must equal the reference reader's bit for bit.
+// Decompress, check, up-convert and expand every record of the fixture,
+// as it is and packed (the tensor generator's path); every float must equal
+// the reference reader's bit for bit.
 TEST_P(GoldenTest, MatchesTheReferenceReaderBitForBit) {
   const std::string base = kGoldenDir + GetParam();
   absl::StatusOr<std::string> gz =
@@ -82,7 +85,10 @@ TEST_P(GoldenTest, MatchesTheReferenceReaderBitForBit) {
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(format);
   ASSERT_TRUE(expander.ok()) << expander.status();
   absl::StatusOr<TensorBatch> batch = TensorBatch::Create(check.record_count);
-  ASSERT_TRUE(batch.ok());
+  absl::StatusOr<TensorBatch> from_packed =
+      TensorBatch::Create(check.record_count);
+  ASSERT_TRUE(batch.ok() && from_packed.ok());
+  PackedExpander packed_expander(*expander);
   for (size_t i = 0; i < check.record_count; ++i) {
     V6TrainingRecord rec;
     UpconvertToV6(std::string_view(*chunk).substr(i * check.record_size,
@@ -93,6 +99,7 @@ TEST_P(GoldenTest, MatchesTheReferenceReaderBitForBit) {
     ASSERT_FALSE(reason.has_value())
         << "record " << i << ": " << RejectReasonName(*reason);
     expander->Expand(rec, &*batch, i);
+    packed_expander.Expand(PackedRecord::Pack(rec), &*from_packed, i);
   }
 
   for (TensorId id : {TensorId::kPlanes, TensorId::kProbs, TensorId::kWinner,
@@ -107,6 +114,10 @@ TEST_P(GoldenTest, MatchesTheReferenceReaderBitForBit) {
     ASSERT_EQ(want.data.size(), view.bytes);
     EXPECT_EQ(std::memcmp(view.data, want.data.data(), view.bytes), 0)
         << "first differing float: " << FirstDifference(view.data, want.data);
+    const TensorView packed_view = from_packed->view(id);
+    EXPECT_EQ(std::memcmp(packed_view.data, want.data.data(), view.bytes), 0)
+        << "packed: first differing float: "
+        << FirstDifference(packed_view.data, want.data);
   }
 }
 
