@@ -181,6 +181,26 @@ TEST(ChunkUnpackerTest, EveryRejectionReasonCounted) {
             record_edits.size() + 7);
 }
 
+// A chunk that fails only at its end (its CRC, its size) yields nothing and
+// counts only its one reason, not its bad records too.
+TEST(ChunkUnpackerTest, AChunkThatFailsAtItsEndYieldsNothingElse) {
+  std::string raw = RawGame(4);
+  V6TrainingRecord record = GetRecord(raw, 0);
+  record.input_format = 3;  // a bad record
+  SetRecord(&raw, 0, record);
+  Chunk bad_crc = MakeChunk(raw, 0);
+  bad_crc.data[bad_crc.data.size() - 8] ^= 1;
+  const Chunk short_by_one = MakeChunk(raw.substr(0, raw.size() - 1), 1);
+
+  const UnpackRun run = Unpack({bad_crc, short_by_one}, "");
+  EXPECT_TRUE(run.frames.empty());
+  EXPECT_EQ(SkippedByReason(run.metrics),
+            (std::map<std::string, uint64_t>{{"corrupt_gzip", 1},
+                                             {"size_not_multiple", 1}}));
+  EXPECT_EQ(run.metrics.chunk_unpacker().frames_emitted(), 0u);
+  EXPECT_EQ(run.metrics.chunk_unpacker().positions_sampled_out(), 0u);
+}
+
 // Keys of the positions kept: (game id, plies_left and probabilities' hash
 // stand for the record).
 std::multiset<std::pair<uint64_t, uint64_t>> Kept(const UnpackRun& run) {

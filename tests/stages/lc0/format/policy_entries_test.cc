@@ -57,12 +57,23 @@ TEST(PolicyEntriesTest, EveryValueButTheMarkerIsAnEntry) {
   EXPECT_EQ(Found(*record), expected);
 }
 
+TEST(PolicyEntriesTest, EveryEntryCanBeLegal) {
+  auto record = AllMarkers();
+  for (float& p : record->probabilities) p = 0.25f;
+  std::vector<uint16_t> expected(kPolicySize);
+  for (size_t i = 0; i < kPolicySize; ++i) expected[i] = i;
+  EXPECT_EQ(Found(*record), expected);
+}
+
 TEST(PolicyEntriesTest, MatchesAOneAtATimeScanOnRandomPolicies) {
   std::mt19937 random(11);
   auto record = AllMarkers();
   for (int round = 0; round < 200; ++round) {
     for (float& p : record->probabilities) {
-      p = random() % 8 == 0 ? static_cast<float>(random() % 100) / 100 : -1.0f;
+      // From every entry legal (round 0) to one in eight.
+      p = random() % (1 + round % 8) == 0
+              ? static_cast<float>(random() % 100) / 100
+              : -1.0f;
     }
     EXPECT_EQ(Found(*record), NaiveEntries(*record)) << "round " << round;
   }
