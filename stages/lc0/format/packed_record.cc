@@ -76,7 +76,7 @@ PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
 
 void PackedRecord::Unpack(V6TrainingRecord* out) const {
   UnpackAllButPolicy(out);
-  if (policy_entries_ != kWholePolicy) FillPolicy(out, kMarkerBits);
+  FillPolicy(out, kMarkerBits);
   ScatterPolicy(out);
 }
 
@@ -87,19 +87,13 @@ void PackedRecord::UnpackAllButPolicy(V6TrainingRecord* out) const {
 }
 
 void PackedRecord::ScatterPolicy(V6TrainingRecord* out) const {
-  std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
   const std::byte* in = bytes_ + kFixedBytes;
   if (policy_entries_ == kWholePolicy) {
-    std::memcpy(policy, in, kPolicyBytes);
+    std::memcpy(reinterpret_cast<std::byte*>(out) + kHeadBytes, in,
+                kPolicyBytes);
     return;
   }
-  const std::byte* values = in + policy_entries_ * sizeof(uint16_t);
-  for (size_t p = 0; p < policy_entries_; ++p) {
-    uint16_t index;
-    std::memcpy(&index, in + p * sizeof(uint16_t), sizeof(index));
-    std::memcpy(policy + index * sizeof(uint32_t),
-                values + p * sizeof(uint32_t), sizeof(uint32_t));
-  }
+  WriteEntries(out, in + policy_entries_ * sizeof(uint16_t), sizeof(uint32_t));
 }
 
 void PackedRecord::RestoreMarkers(V6TrainingRecord* out) const {
@@ -107,12 +101,17 @@ void PackedRecord::RestoreMarkers(V6TrainingRecord* out) const {
     FillPolicy(out, kMarkerBits);
     return;
   }
+  WriteEntries(out, reinterpret_cast<const std::byte*>(&kMarkerBits), 0);
+}
+
+void PackedRecord::WriteEntries(V6TrainingRecord* out, const std::byte* values,
+                                size_t value_stride) const {
   std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
-  const std::byte* in = bytes_ + kFixedBytes;
+  const std::byte* indices = bytes_ + kFixedBytes;
   for (size_t p = 0; p < policy_entries_; ++p) {
     uint16_t index;
-    std::memcpy(&index, in + p * sizeof(uint16_t), sizeof(index));
-    std::memcpy(policy + index * sizeof(uint32_t), &kMarkerBits,
+    std::memcpy(&index, indices + p * sizeof(uint16_t), sizeof(index));
+    std::memcpy(policy + index * sizeof(uint32_t), values + p * value_stride,
                 sizeof(uint32_t));
   }
 }

@@ -43,16 +43,17 @@ class PackedRecord {
   // Writes the packed record to `out` (all of its 8,356 bytes).
   void Unpack(V6TrainingRecord* out) const;
 
-  // The parts of Unpack, for a reader that keeps `out->probabilities` full
-  // of markers between records (packed_expander.h) and so never rewrites
-  // the 1,858 entries of a record whose legal moves are a few dozen:
-  // UnpackAllButPolicy writes every field but the policy;
-  // ScatterPolicy writes the kept policy entries (all of them for a policy
-  // kept whole) and leaves the others as they were, so that over a policy
-  // of markers it restores the record's policy; RestoreMarkers sets the
-  // entries ScatterPolicy wrote back to the marker.
+  // The parts of Unpack, for a reader that keeps `out->probabilities` all
+  // markers between records (packed_expander.h) and so never rewrites the
+  // 1,858 entries of a record whose legal moves are a few dozen.
+  //
+  // Writes every field of `out` but the policy.
   void UnpackAllButPolicy(V6TrainingRecord* out) const;
+  // Writes the kept policy entries (all of them for a policy kept whole)
+  // and leaves the others as they were: over a policy of markers, the
+  // record's policy.
   void ScatterPolicy(V6TrainingRecord* out) const;
+  // Sets the entries ScatterPolicy wrote back to the marker.
   void RestoreMarkers(V6TrainingRecord* out) const;
 
   // Asks the CPU to start loading the record's bytes into the cache, for a
@@ -68,6 +69,11 @@ class PackedRecord {
  private:
   // Policy entries kept as pairs; 0xFFFF means the whole policy is kept.
   static constexpr uint16_t kWholePolicy = 0xFFFF;
+
+  // Writes, at each kept entry p's index in `out`'s policy, the 4 bytes at
+  // values + p * value_stride (a stride of 0 writes one value everywhere).
+  void WriteEntries(V6TrainingRecord* out, const std::byte* values,
+                    size_t value_stride) const;
 
   // A block of heap_bytes() from record_blocks, or nullptr.
   std::byte* bytes_ = nullptr;
