@@ -11,6 +11,7 @@ packages=(
   pybind11-dev python3-dev python3-pybind11 python3-numpy python3-protobuf
   python3-pytest nlohmann-json3-dev
   clang libclang-rt-14-dev
+  fio
 )
 
 missing=()

@@ -1,13 +1,15 @@
 #include "bindings/cli/bench_io.h"
 
-#include <cstdio>
-#include <memory>
-#include <regex>
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "bindings/cli/fio_comparison.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/io_throughput.h"
 
@@ -17,22 +19,34 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice bench io PATH... [--json] [--compare-fio]\n"
     "                       [--queue-depth N] [--small-files-limit N]\n"
+    "                       [--small-file-max-bytes N] [--fio-seconds N]\n"
+    "                       [--fio-rounds N]\n"
     "\n"
     "Read throughput of the files under PATH (files or directories), cold\n"
     "(pages evicted with posix_fadvise DONTNEED first) and warm (from the "
     "page\n"
     "cache), for io_uring with many reads in flight, plain pread and mmap,\n"
     "with 64 KiB and 1 MiB blocks; plus small-file mode (open + read + close\n"
-    "per file, as files/s) when PATH holds more than one file.\n"
+    "per file, as files/s) over the files of at most --small-file-max-bytes.\n"
     "\n"
     "  --json               print one JSON object instead of the table\n"
-    "  --compare-fio        also run fio's io_uring engine on the largest "
-    "file\n"
-    "                       (1 MiB blocks, same queue depth, warm) side by "
-    "side\n"
+    "  --compare-fio        also run fio's io_uring engine and sluice's "
+    "reader\n"
+    "                       on the largest file, like for like: 1 MiB blocks "
+    "at\n"
+    "                       the queue depth and 64 KiB blocks at depth 1, "
+    "cold\n"
+    "                       (pages dropped, one pass each) and warm (both "
+    "read\n"
+    "                       for --fio-seconds from the page cache)\n"
     "  --queue-depth N      io_uring reads in flight (default 32)\n"
     "  --small-files-limit N  at most N files in small-file mode (default "
-    "20000)\n";
+    "20000)\n"
+    "  --small-file-max-bytes N  small-file mode reads only files of at most\n"
+    "                       N bytes (default 1048576)\n"
+    "  --fio-seconds N      length of each warm comparison run (default 2)\n"
+    "  --fio-rounds N       fio and sluice take turns N times per case; the\n"
+    "                       best of each is shown (default 3)\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice bench io: " << message << " (see sluice bench io --help)\n";
@@ -53,31 +67,40 @@ std::string BlockName(uint64_t block_size) {
   return absl::StrCat(block_size >> 10, "KiB");
 }
 
-// Runs fio's io_uring engine on `path`; returns GB/s, or an error.
-absl::StatusOr<double> RunFio(const std::string& path, unsigned queue_depth) {
-  const std::string command = absl::StrCat(
-      "fio --name=sluice-compare --filename='", path,
-      "' --rw=read --bs=1M --ioengine=io_uring --iodepth=", queue_depth,
-      " --direct=0 --numjobs=1 --output-format=json 2>/dev/null");
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"),
-                                             pclose);
-  if (pipe == nullptr) return absl::UnavailableError("cannot run fio");
-  std::string output;
-  char buffer[4096];
-  while (size_t got = fread(buffer, 1, sizeof(buffer), pipe.get())) {
-    output.append(buffer, got);
+// One line of the fio comparison.
+struct FioRow {
+  FioJob job;
+  double fio_gbps = 0;
+  double sluice_gbps = 0;
+};
+
+// The largest of `files`.
+std::string LargestFile(const FileSet& files) {
+  std::string largest;
+  uint64_t largest_bytes = 0;
+  for (const std::string& path : files.paths) {
+    std::error_code error;
+    const uint64_t bytes = std::filesystem::file_size(path, error);
+    if (!error && (largest.empty() || bytes > largest_bytes)) {
+      largest = path;
+      largest_bytes = bytes;
+    }
   }
-  std::smatch match;
-  static const std::regex kReadBandwidth(
-      R"re("read"\s*:\s*\{[^}]*?"bw_bytes"\s*:\s*([0-9]+))re");
-  if (!std::regex_search(output, match, kReadBandwidth)) {
-    return absl::UnavailableError("could not read fio's JSON output");
-  }
-  return std::stod(match[1].str()) / 1e9;
+  return largest;
 }
 
-bool FioInstalled() {
-  return std::system("command -v fio >/dev/null 2>&1") == 0;
+// The files of at most `max_bytes`.
+FileSet SmallFiles(const FileSet& files, uint64_t max_bytes) {
+  FileSet small;
+  for (const std::string& path : files.paths) {
+    std::error_code error;
+    const uint64_t bytes = std::filesystem::file_size(path, error);
+    if (!error && bytes <= max_bytes) {
+      small.paths.push_back(path);
+      small.total_bytes += bytes;
+    }
+  }
+  return small;
 }
 
 }  // namespace
@@ -85,7 +108,9 @@ bool FioInstalled() {
 int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"queue-depth", "small-files-limit"},
+      ParseArgs(args,
+                {"queue-depth", "small-files-limit", "small-file-max-bytes",
+                 "fio-seconds", "fio-rounds"},
                 /*switches=*/{"json", "compare-fio"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
@@ -98,7 +123,14 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> depth = IntFlag(*parsed, "queue-depth", 32, 1, 4096);
   absl::StatusOr<int64_t> small_limit =
       IntFlag(*parsed, "small-files-limit", 20000, 1, 100'000'000);
-  for (const auto* value : {&depth, &small_limit}) {
+  absl::StatusOr<int64_t> small_max_bytes =
+      IntFlag(*parsed, "small-file-max-bytes", 1 << 20, 1, int64_t{1} << 40);
+  absl::StatusOr<int64_t> fio_seconds =
+      IntFlag(*parsed, "fio-seconds", 2, 1, 3600);
+  absl::StatusOr<int64_t> fio_rounds =
+      IntFlag(*parsed, "fio-rounds", 3, 1, 100);
+  for (const auto* value :
+       {&depth, &small_limit, &small_max_bytes, &fio_seconds, &fio_rounds}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
   absl::StatusOr<FileSet> files = CollectFiles(parsed->positional);
@@ -129,19 +161,28 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
       }
     }
   }
-  if (files->paths.size() > 1) {
-    FileSet small = *files;
-    if (small.paths.size() > static_cast<size_t>(*small_limit)) {
-      small.paths.resize(*small_limit);
+  const FileSet small = SmallFiles(*files, *small_max_bytes);
+  std::string small_note;
+  if (small.paths.empty()) {
+    small_note = absl::StrFormat(
+        "small-files: not measured, none of the %d files is at most %d bytes "
+        "(--small-file-max-bytes)",
+        files->paths.size(), *small_max_bytes);
+  } else {
+    FileSet measured = small;
+    if (measured.paths.size() > static_cast<size_t>(*small_limit)) {
+      measured.paths.resize(*small_limit);
     }
+    small_note = absl::StrFormat("small-files: %d files of at most %d bytes",
+                                 measured.paths.size(), *small_max_bytes);
     for (ReadMethod method : {ReadMethod::kIoUring, ReadMethod::kPread}) {
       for (const char* cache : {"cold", "warm"}) {
         if (std::string(cache) == "cold") {
           if (!can_evict) continue;
-          EvictFromPageCache(small);
+          EvictFromPageCache(measured);
         }
         absl::StatusOr<ReadResult> result =
-            MeasureSmallFiles(small, method, static_cast<unsigned>(*depth));
+            MeasureSmallFiles(measured, method, static_cast<unsigned>(*depth));
         if (!result.ok()) {
           err << "sluice bench io: " << result.status().message() << "\n";
           return 1;
@@ -152,33 +193,56 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
     }
   }
 
-  // fio on the largest file, warm, 1 MiB, same depth; sluice beside it.
+  // fio and sluice on the largest file, like for like (fio_comparison.h).
   std::string fio_note;
-  double fio_gbps = -1, sluice_gbps = -1;
-  std::string fio_file;
+  std::vector<FioRow> fio_rows;
+  std::vector<std::string> fio_skipped;  // cases not run, and why
+  const std::string fio_file = LargestFile(*files);
+  std::error_code size_error;
+  const uint64_t fio_file_bytes =
+      std::filesystem::file_size(fio_file, size_error);
   if (compare_fio) {
     if (!FioInstalled()) {
       fio_note = "fio is not installed (apt-get install fio)";
     } else {
-      uint64_t largest = 0;
-      for (const std::string& path : files->paths) {
-        absl::StatusOr<FileSet> sized = CollectFiles({path});
-        if (sized.ok() && sized->total_bytes > largest) {
-          largest = sized->total_bytes;
-          fio_file = path;
+      for (const auto& [block, queue_depth] :
+           {std::pair<uint64_t, unsigned>{uint64_t{1} << 20,
+                                          static_cast<unsigned>(*depth)},
+            std::pair<uint64_t, unsigned>{uint64_t{64} << 10, 1}}) {
+        if (block > fio_file_bytes) {
+          fio_skipped.push_back(
+              absl::StrFormat("%s blocks: the largest file has only %d bytes",
+                              BlockName(block), fio_file_bytes));
+          continue;
         }
-      }
-      absl::StatusOr<double> fio = RunFio(fio_file, *depth);
-      FileSet one;
-      one.paths = {fio_file};
-      absl::StatusOr<ReadResult> ours =
-          MeasureRead(one, ReadMethod::kIoUring, 1 << 20, *depth);
-      if (fio.ok() && ours.ok()) {
-        fio_gbps = *fio;
-        sluice_gbps = ours->GigabytesPerSecond();
-      } else {
-        fio_note = std::string(fio.ok() ? ours.status().message()
-                                        : fio.status().message());
+        for (const bool warm : {false, true}) {
+          if (!warm && !can_evict) continue;
+          FioRow row{.job = {.path = fio_file,
+                             .block_bytes = block,
+                             .queue_depth = queue_depth,
+                             .warm = warm,
+                             .seconds = static_cast<int>(*fio_seconds),
+                             .passes = ColdPasses(fio_file_bytes)}};
+          // fio and sluice take turns; the best round of each is kept.
+          for (int round = 0; round < *fio_rounds && fio_note.empty();
+               ++round) {
+            absl::StatusOr<double> fio = RunFio(row.job);
+            absl::StatusOr<double> ours = RunSluice(row.job);
+            if (!fio.ok() || !ours.ok()) {
+              fio_note = std::string(fio.ok() ? ours.status().message()
+                                              : fio.status().message());
+              break;
+            }
+            row.fio_gbps = std::max(row.fio_gbps, *fio);
+            row.sluice_gbps = std::max(row.sluice_gbps, *ours);
+          }
+          if (!fio_note.empty()) {
+            fio_rows.clear();
+            break;
+          }
+          fio_rows.push_back(row);
+        }
+        if (!fio_note.empty()) break;
       }
     }
   }
@@ -200,12 +264,30 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
           row.result.GigabytesPerSecond(), row.result.FilesPerSecond());
     }
     text += "]";
+    text += absl::StrFormat(",\"small_files\":{\"max_bytes\":%d,\"files\":%d}",
+                            *small_max_bytes, small.paths.size());
     if (compare_fio) {
-      if (fio_gbps >= 0) {
-        text += absl::StrFormat(
-            ",\"fio\":{\"file\":\"%s\",\"fio_gb_per_s\":%.3f,"
-            "\"sluice_gb_per_s\":%.3f,\"ratio\":%.3f}",
-            fio_file, fio_gbps, sluice_gbps, sluice_gbps / fio_gbps);
+      if (!fio_rows.empty()) {
+        text +=
+            absl::StrFormat(",\"fio\":{\"file\":\"%s\",\"runs\":[", fio_file);
+        for (size_t i = 0; i < fio_rows.size(); ++i) {
+          const FioRow& row = fio_rows[i];
+          text += absl::StrFormat(
+              "%s{\"block_bytes\":%d,\"queue_depth\":%d,\"cache\":\"%s\","
+              "\"passes\":%d,\"seconds\":%d,\"rounds\":%d,\"fio_gb_per_s\":%."
+              "3f,"
+              "\"sluice_gb_per_s\":%.3f,\"ratio\":%.3f}",
+              i == 0 ? "" : ",", row.job.block_bytes, row.job.queue_depth,
+              row.job.warm ? "warm" : "cold", row.job.warm ? 0 : row.job.passes,
+              row.job.warm ? row.job.seconds : 0, *fio_rounds, row.fio_gbps,
+              row.sluice_gbps, row.sluice_gbps / row.fio_gbps);
+        }
+        text += "],\"skipped\":[";
+        for (size_t i = 0; i < fio_skipped.size(); ++i) {
+          text +=
+              absl::StrFormat("%s\"%s\"", i == 0 ? "" : ",", fio_skipped[i]);
+        }
+        text += "]}";
       } else {
         text += absl::StrFormat(",\"fio\":{\"error\":\"%s\"}", fio_note);
       }
@@ -228,13 +310,27 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
                            row.result.GigabytesPerSecond(),
                            row.result.FilesPerSecond());
   }
+  out << small_note << "\n";
   if (compare_fio) {
-    if (fio_gbps >= 0) {
+    if (!fio_rows.empty()) {
       out << absl::StrFormat(
-          "fio vs sluice, io_uring, 1MiB blocks, depth %d, warm, %s:\n"
-          "  fio %.2f GB/s, sluice %.2f GB/s (%.0f%%)\n",
-          *depth, fio_file, fio_gbps, sluice_gbps,
-          100 * sluice_gbps / fio_gbps);
+          "fio vs sluice on %s, io_uring, buffered reads, best of %d "
+          "alternating rounds\n"
+          "(cold: %d passes each, pages dropped before every pass; warm: "
+          "read once first, then %ds each from the page cache)\n",
+          fio_file, *fio_rounds, ColdPasses(fio_file_bytes), *fio_seconds);
+      out << absl::StrFormat("%-6s %5s %-5s %9s %12s %11s\n", "block", "depth",
+                             "cache", "fio GB/s", "sluice GB/s", "sluice/fio");
+      for (const FioRow& row : fio_rows) {
+        out << absl::StrFormat(
+            "%-6s %5d %-5s %9.2f %12.2f %10.0f%%\n",
+            BlockName(row.job.block_bytes), row.job.queue_depth,
+            row.job.warm ? "warm" : "cold", row.fio_gbps, row.sluice_gbps,
+            100 * row.sluice_gbps / row.fio_gbps);
+      }
+      for (const std::string& skipped : fio_skipped) {
+        out << "not compared: " << skipped << "\n";
+      }
     } else {
       out << "fio comparison: " << fio_note << "\n";
     }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -51,13 +52,55 @@ void RethrowErrors(std::exception_ptr error) {
 struct Block {
   int fd;
   uint64_t offset;
+  uint64_t length;  // up to the block size; less at the end of a file
 };
 
+// A whole file mapped read-only, unmapped on destruction.
+class Mapping {
+ public:
+  // Maps the file open as `fd` (an empty file maps to nothing).
+  static absl::StatusOr<std::unique_ptr<Mapping>> Of(int fd) {
+    struct stat info;
+    if (fstat(fd, &info) != 0) {
+      return absl::UnavailableError(std::strerror(errno));
+    }
+    if (info.st_size == 0) return std::make_unique<Mapping>(nullptr, 0);
+    void* map = mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) return absl::UnavailableError("mmap failed");
+    return std::make_unique<Mapping>(static_cast<const char*>(map),
+                                     info.st_size);
+  }
+  Mapping(const char* data, size_t size) : data_(data), size_(size) {}
+  ~Mapping() {
+    if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const char* data() const { return data_; }
+
+ private:
+  const char* data_;
+  size_t size_;
+};
+
+// Whether block number `i` (counting on over passes) is still to be read:
+// the whole first pass, then more until `deadline`.
+bool KeepReading(size_t i, size_t blocks, Clock::time_point deadline) {
+  return blocks > 0 && (i < blocks || Clock::now() < deadline);
+}
+
+// The deadline `min_seconds` after `start`.
+Clock::time_point Deadline(Clock::time_point start, double min_seconds) {
+  return start + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(min_seconds));
+}
+
 // Reads `blocks` with `queue_depth` coroutines sharing a cursor, through
-// sluice's AsyncFileReader on one executor thread.
-absl::Status ReadBlocksWithIoUring(const std::vector<Block>& blocks,
-                                   uint64_t block_size, unsigned queue_depth,
-                                   uint64_t* bytes) {
+// sluice's AsyncFileReader on one executor thread, until KeepReading says
+// stop. The ring and the buffers are set up before the clock starts.
+absl::StatusOr<ReadResult> ReadBlocksWithIoUring(
+    const std::vector<Block>& blocks, uint64_t block_size, unsigned queue_depth,
+    double min_seconds) {
   asio::io_context io(1);
   io::AsyncFileReader reader(
       io, {.use_io_uring = true, .queue_depth = std::max(queue_depth, 1u)});
@@ -65,26 +108,34 @@ absl::Status ReadBlocksWithIoUring(const std::vector<Block>& blocks,
     return absl::UnavailableError(
         absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));
   }
-  std::atomic<size_t> next{0};
+  std::vector<std::vector<std::byte>> buffers(
+      queue_depth, std::vector<std::byte>(block_size));
+  ReadResult result;
+  size_t next = 0;  // one executor thread: no races
   absl::Status failure;
-  auto worker = [&]() -> asio::awaitable<void> {
-    std::vector<std::byte> buffer(block_size);
-    for (size_t i = next++; i < blocks.size(); i = next++) {
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = Deadline(start, min_seconds);
+  auto worker = [&](std::span<std::byte> buffer) -> asio::awaitable<void> {
+    for (size_t i = next++; KeepReading(i, blocks.size(), deadline);
+         i = next++) {
+      const Block& block = blocks[i % blocks.size()];
       absl::StatusOr<size_t> got =
-          co_await reader.ReadAt(blocks[i].fd, blocks[i].offset, buffer);
+          co_await reader.ReadAt(block.fd, block.offset, buffer);
       if (!got.ok()) {
         failure = got.status();
         co_return;
       }
-      *bytes += *got;
+      result.bytes += *got;
     }
   };
   // `worker` outlives its coroutines: io.run() returns once all finished.
-  for (unsigned i = 0; i < queue_depth; ++i) {
-    asio::co_spawn(io, worker(), RethrowErrors);
+  for (std::vector<std::byte>& buffer : buffers) {
+    asio::co_spawn(io, worker(buffer), RethrowErrors);
   }
   io.run();
-  return failure;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!failure.ok()) return failure;
+  return result;
 }
 
 }  // namespace
@@ -141,7 +192,8 @@ bool EvictFromPageCache(const FileSet& files) {
 
 absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
                                        uint64_t block_size,
-                                       unsigned queue_depth) {
+                                       unsigned queue_depth,
+                                       double min_seconds) {
   std::vector<std::unique_ptr<Fd>> fds;
   std::vector<Block> blocks;
   for (const std::string& path : files.paths) {
@@ -151,49 +203,48 @@ absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
     fstat(fd->get(), &info);
     for (uint64_t offset = 0; offset < static_cast<uint64_t>(info.st_size);
          offset += block_size) {
-      blocks.push_back({fd->get(), offset});
+      blocks.push_back({fd->get(), offset,
+                        std::min<uint64_t>(block_size, info.st_size - offset)});
     }
     fds.push_back(std::move(fd));
   }
+  // mmap: every file mapped once, before the clock starts.
+  std::vector<std::unique_ptr<Mapping>> maps;
+  if (method == ReadMethod::kMmap) {
+    for (const auto& fd : fds) {
+      absl::StatusOr<std::unique_ptr<Mapping>> map = Mapping::Of(fd->get());
+      if (!map.ok()) return map.status();
+      maps.push_back(*std::move(map));
+    }
+  }
+  if (method == ReadMethod::kIoUring) {
+    absl::StatusOr<ReadResult> result =
+        ReadBlocksWithIoUring(blocks, block_size, queue_depth, min_seconds);
+    if (result.ok()) result->files = files.paths.size();
+    return result;
+  }
   ReadResult result;
   result.files = files.paths.size();
-  const auto start = Clock::now();
-  switch (method) {
-    case ReadMethod::kIoUring: {
-      absl::Status status =
-          ReadBlocksWithIoUring(blocks, block_size, queue_depth, &result.bytes);
-      if (!status.ok()) return status;
-      break;
+  std::vector<char> buffer(block_size);
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline = Deadline(start, min_seconds);
+  if (method == ReadMethod::kPread) {
+    for (size_t i = 0; KeepReading(i, blocks.size(), deadline); ++i) {
+      const Block& block = blocks[i % blocks.size()];
+      const ssize_t got = pread(block.fd, buffer.data(), block_size,
+                                static_cast<off_t>(block.offset));
+      if (got < 0) return absl::UnavailableError(std::strerror(errno));
+      result.bytes += got;
     }
-    case ReadMethod::kPread: {
-      std::vector<char> buffer(block_size);
-      for (const Block& block : blocks) {
-        const ssize_t got = pread(block.fd, buffer.data(), block_size,
-                                  static_cast<off_t>(block.offset));
-        if (got < 0) return absl::UnavailableError(std::strerror(errno));
-        result.bytes += got;
-      }
-      break;
-    }
-    case ReadMethod::kMmap: {
-      std::vector<char> buffer(block_size);
-      for (const auto& fd : fds) {
-        struct stat info;
-        fstat(fd->get(), &info);
-        if (info.st_size == 0) continue;
-        void* map =
-            mmap(nullptr, info.st_size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
-        if (map == MAP_FAILED) return absl::UnavailableError("mmap failed");
-        for (uint64_t offset = 0; offset < static_cast<uint64_t>(info.st_size);
-             offset += block_size) {
-          const uint64_t length =
-              std::min<uint64_t>(block_size, info.st_size - offset);
-          std::memcpy(buffer.data(), static_cast<char*>(map) + offset, length);
-          result.bytes += length;
-        }
-        munmap(map, info.st_size);
-      }
-      break;
+  } else {
+    // Blocks are in file order: map `f` serves the blocks of fds[f].
+    size_t f = 0;
+    for (size_t i = 0; KeepReading(i, blocks.size(), deadline); ++i) {
+      const Block& block = blocks[i % blocks.size()];
+      if (i % blocks.size() == 0) f = 0;
+      while (fds[f]->get() != block.fd) ++f;
+      std::memcpy(buffer.data(), maps[f]->data() + block.offset, block.length);
+      result.bytes += block.length;
     }
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

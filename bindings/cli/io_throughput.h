@@ -41,11 +41,14 @@ struct ReadResult {
 // Evicts the files' pages from the page cache; false if the kernel refused.
 bool EvictFromPageCache(const FileSet& files);
 
-// Reads every file whole in `block_size` blocks. io_uring keeps
-// `queue_depth` reads in flight; pread and mmap read one block at a time.
+// Reads every file whole in `block_size` blocks, once, or pass after pass
+// until `min_seconds` have gone by (the last pass may stop part way).
+// io_uring keeps `queue_depth` reads in flight; pread and mmap read one
+// block at a time.
 absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
                                        uint64_t block_size,
-                                       unsigned queue_depth);
+                                       unsigned queue_depth,
+                                       double min_seconds = 0);
 
 // Small-file mode: open + read whole + close per file; io_uring keeps
 // `queue_depth` files in flight.

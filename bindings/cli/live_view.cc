@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
@@ -76,15 +77,25 @@ Throughput ComputeThroughput(const DataLoaderConfig& config,
   return throughput;
 }
 
-std::string FindBottleneck(const DataLoaderConfig& config,
-                           const DataLoaderMetricsProto& metrics,
-                           const ChannelFill& fill) {
+Bottleneck FindBottleneck(const DataLoaderConfig& config,
+                          const DataLoaderMetricsProto& metrics,
+                          const ChannelFill& fill) {
   const auto& totals = metrics.total_stage_metrics();
-  std::string best;
+  const StageMetricProto* best = nullptr;
   double best_load = -1;
+  const StageMetricProto* busiest = nullptr;
   for (const StageConfig& stage : config.stage()) {
     const StageMetricProto* own = FindStage(totals, stage.name());
     if (own == nullptr) continue;
+    const LoadMetricProto& load = own->load();
+    if (busiest == nullptr ||
+        load.busy_seconds() > busiest->load().busy_seconds()) {
+      busiest = own;
+    }
+    if (load.busy_seconds() < kMinBottleneckBusySeconds ||
+        load.capacity_seconds() <= 0) {
+      continue;
+    }
     bool starved = false;
     for (const std::string& input : stage.input()) {
       const std::string key =
@@ -93,17 +104,58 @@ std::string FindBottleneck(const DataLoaderConfig& config,
         starved = true;
       }
     }
-    if (!starved && own->load().load() > best_load) {
-      best_load = own->load().load();
-      best = stage.name();
+    const double run_load = load.busy_seconds() / load.capacity_seconds();
+    if (!starved && run_load > best_load) {
+      best_load = run_load;
+      best = own;
     }
   }
-  return best;
+  if (best != nullptr) return {.stage = best->name()};
+  if (busiest == nullptr) return {.why_none = "no stage reported metrics"};
+  if (busiest->load().busy_seconds() >= kMinBottleneckBusySeconds) {
+    return {.why_none = "every busy stage was starved by its input"};
+  }
+  return {.why_none = absl::StrFormat(
+              "none named, the run was too short (the busiest stage, %s, was "
+              "busy %.2fs; %.1fs needed)",
+              busiest->name(), busiest->load().busy_seconds(),
+              kMinBottleneckBusySeconds)};
+}
+
+std::string ClipToColumns(const std::string& line, int columns) {
+  if (columns <= 0) return line;
+  std::string clipped;
+  int width = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b') {
+      // CSI: ESC [ parameters final byte (0x40-0x7e).
+      size_t end = i + 1;
+      if (end < line.size() && line[end] == '[') {
+        ++end;
+        while (end < line.size() && (line[end] < 0x40 || line[end] > 0x7e)) {
+          ++end;
+        }
+      }
+      clipped.append(line, i, end + 1 - i);
+      i = end;
+      continue;
+    }
+    // UTF-8 continuation bytes take no column of their own.
+    const bool continuation =
+        (static_cast<unsigned char>(line[i]) & 0xc0) == 0x80;
+    if (!continuation && width == columns) continue;
+    if (!continuation) ++width;
+    clipped += line[i];
+  }
+  return clipped;
 }
 
 LiveView::LiveView(const DataLoaderConfig& config, std::ostream& out,
-                   bool interactive)
-    : config_(config), out_(out), interactive_(interactive) {}
+                   bool interactive, int columns)
+    : config_(config),
+      out_(out),
+      interactive_(interactive),
+      columns_(columns) {}
 
 void LiveView::Render(const DataLoaderMetricsProto& metrics) {
   if (static_cast<int64_t>(metrics.snapshot_index()) == last_snapshot_) return;
@@ -118,17 +170,19 @@ void LiveView::Render(const DataLoaderMetricsProto& metrics) {
 }
 
 void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
-  if (lines_drawn_ > 0) out_ << "\x1b[" << lines_drawn_ << "F";
+  // The type column only where it fits without cutting the counts.
+  const bool show_type = columns_ == 0 || columns_ > 104;
   const Throughput rate = ComputeThroughput(config_, metrics, false);
-  std::string frame = absl::StrFormat(
-      "\x1b[1msluice\x1b[0m  %8.1fs elapsed   %s batches/s   %s positions/s"
-      "   io: %s\x1b[K\n",
+  std::vector<std::string> lines;
+  lines.push_back(absl::StrFormat(
+      "\x1b[1msluice\x1b[0m  %.1fs elapsed  %s batches/s  %s positions/s"
+      "  io: %s",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
-      Rate(rate.positions_per_second), metrics.io_backend());
-  frame += absl::StrFormat("%-18s %-24s %-16s %10s %15s %8s %8s\x1b[K\n",
-                           "stage", "type", "load", "items/s", "output fill",
-                           "drops", "errors");
-  int lines = 2;
+      Rate(rate.positions_per_second), metrics.io_backend()));
+  lines.push_back(
+      absl::StrFormat("%-18s %s%-17s %10s %13s %6s %7s", "stage",
+                      show_type ? absl::StrFormat("%-24s ", "type") : "",
+                      "load", "items/s", "output fill", "drops", "errors"));
   for (const StageMetricProto& stage : metrics.stage_metrics()) {
     const double seconds = std::max(metrics.interval_seconds(), 1e-9);
     uint64_t put = 0, drops = 0, size = 0, capacity = 0;
@@ -138,14 +192,23 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
       size += queue.size();
       capacity += queue.capacity();
     }
-    frame += absl::StrFormat(
-        "%-18s %-24s [%s] %4.2f %10s %7d/%-7d %8d %8d\x1b[K\n", stage.name(),
-        stage.type(), LoadBar(stage.load().load()), stage.load().load(),
-        Rate(put / seconds), size, capacity, drops, SkippedTotal(stage));
-    ++lines;
+    lines.push_back(absl::StrFormat(
+        "%-18s %s[%s] %4.2f %10s %6d/%-6d %6d %7d", stage.name(),
+        show_type ? absl::StrFormat("%-24s ", stage.type()) : "",
+        LoadBar(stage.load().load()), stage.load().load(), Rate(put / seconds),
+        size, capacity, drops, SkippedTotal(stage)));
   }
+  // Back to the first line of the previous block, redraw every line (cut
+  // short of the last column, so the cursor never wraps), erase the rest.
+  std::string frame;
+  if (lines_drawn_ > 0) frame = absl::StrFormat("\x1b[%dF", lines_drawn_);
+  for (const std::string& line : lines) {
+    frame += ClipToColumns(line, columns_ > 1 ? columns_ - 1 : 0);
+    frame += "\x1b[K\n";
+  }
+  frame += "\x1b[J";
   out_ << frame;
-  lines_drawn_ = lines;
+  lines_drawn_ = static_cast<int>(lines.size());
 }
 
 void LiveView::RenderLine(const DataLoaderMetricsProto& metrics) {
@@ -185,16 +248,23 @@ void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics) {
     for (const SkipCountProto& skip : stage.skipped()) {
       skips += absl::StrFormat(" %s=%d", skip.reason(), skip.count());
     }
-    out_ << absl::StrFormat("  %-18s load %.2f%s%s\n", stage.name(),
-                            stage.load().load(),
+    // `load` is the last interval's (a gauge); the run's is busy/capacity.
+    const LoadMetricProto& load = stage.load();
+    const double run_load = load.capacity_seconds() > 0
+                                ? load.busy_seconds() / load.capacity_seconds()
+                                : 0;
+    out_ << absl::StrFormat("  %-18s load %.2f (busy %.1fs)%s%s\n",
+                            stage.name(), run_load, load.busy_seconds(),
                             skips.empty() ? "" : ", skipped:", skips);
   }
   ChannelFill fill;
   for (const auto& [channel, sum] : fill_sum_) {
     fill[channel] = sum / std::max(fill_samples_, 1);
   }
-  const std::string bottleneck = FindBottleneck(config_, metrics, fill);
-  if (!bottleneck.empty()) out_ << "bottleneck: " << bottleneck << "\n";
+  const Bottleneck bottleneck = FindBottleneck(config_, metrics, fill);
+  out_ << "bottleneck: "
+       << (bottleneck.stage.empty() ? bottleneck.why_none : bottleneck.stage)
+       << "\n";
   if (!metrics.error().empty()) out_ << "error: " << metrics.error() << "\n";
   out_.flush();
 }

@@ -4,9 +4,12 @@
 //   view.Render(loader.GetMetrics());     // every interval
 //   view.PrintSummary(loader.GetMetrics());
 //
-// Interactive mode redraws one table in place (ANSI cursor movement): a
+// Interactive mode redraws one block in place (ANSI cursor movement): a
 // header with batches/s, positions/s and elapsed time, then one row per
 // stage with its load bar, items/s, output channel fill, drops and errors.
+// Every line is cut to the terminal's width, so none wraps and each redraw
+// covers the whole previous block (what a shrinking block leaves below is
+// erased).
 // Plain mode (stdout is not a terminal: CI logs, pipes) prints one line per
 // interval and never writes an escape code.
 #ifndef SLUICE_BINDINGS_CLI_LIVE_VIEW_H_
@@ -40,16 +43,37 @@ Throughput ComputeThroughput(const DataLoaderConfig& config,
 // "stage.output", as observed over the snapshots of a run.
 using ChannelFill = std::map<std::string, double, std::less<>>;
 
-// The stage that limits throughput: the highest total load among stages
-// whose input channels are not starving them (more than a quarter full on
-// average per `fill`, or no input at all). Empty when no stage has metrics.
-std::string FindBottleneck(const DataLoaderConfig& config,
-                           const DataLoaderMetricsProto& metrics,
-                           const ChannelFill& fill);
+// Busy time the busiest stage needs over a run before a bottleneck is named.
+inline constexpr double kMinBottleneckBusySeconds = 0.5;
+
+// The stage that limits throughput, or why none is named.
+struct Bottleneck {
+  std::string stage;     // empty when none is named
+  std::string why_none;  // set when `stage` is empty
+};
+
+// The bottleneck of a whole run, from its totals: the stage with the highest
+// load (busy over capacity seconds since start) among those whose input
+// channels are not starving them (more than a quarter full on average per
+// `fill`, or no input at all). None is named when no such stage was busy for
+// kMinBottleneckBusySeconds: a short run has no bottleneck to speak of.
+Bottleneck FindBottleneck(const DataLoaderConfig& config,
+                          const DataLoaderMetricsProto& metrics,
+                          const ChannelFill& fill);
+
+// The first `columns` visible characters of `line`: escape sequences are
+// kept and take no width. `columns` 0 keeps the whole line.
+std::string ClipToColumns(const std::string& line, int columns);
 
 class LiveView {
  public:
-  LiveView(const DataLoaderConfig& config, std::ostream& out, bool interactive);
+  // `columns`: the terminal's width for interactive mode (0: unknown, lines
+  // are not cut).
+  LiveView(const DataLoaderConfig& config, std::ostream& out, bool interactive,
+           int columns = 0);
+
+  // The terminal's width from now on (it may have been resized).
+  void SetColumns(int columns) { columns_ = columns; }
 
   // Draws the latest interval (a no-op for a snapshot already drawn).
   void Render(const DataLoaderMetricsProto& metrics);
@@ -64,6 +88,7 @@ class LiveView {
   const DataLoaderConfig& config_;
   std::ostream& out_;
   const bool interactive_;
+  int columns_;
   int lines_drawn_ = 0;
   int64_t last_snapshot_ = -1;
   std::map<std::string, double, std::less<>> fill_sum_;

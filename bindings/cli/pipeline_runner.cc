@@ -1,5 +1,6 @@
 #include "bindings/cli/pipeline_runner.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +41,13 @@ class InterruptScope {
   void (*previous_int_)(int);
   void (*previous_term_)(int);
 };
+
+// The width of the terminal on stdout; 0 when unknown.
+int TerminalColumns() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
+}
 
 }  // namespace
 
@@ -84,7 +92,7 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   }
   ChannelBase* output = *found;
   const InterruptScope interrupt_scope;
-  LiveView view(config, out, interactive);
+  LiveView view(config, out, interactive, interactive ? TerminalColumns() : 0);
   RunReport report;
   uint64_t last_written = UINT64_MAX;
   const auto write_json = [&](const DataLoaderMetricsProto& metrics) {
@@ -119,6 +127,7 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
     if (now >= next_render) {
       next_render = now + std::chrono::milliseconds(100);
       const DataLoaderMetricsProto metrics = loader.GetMetrics();
+      if (interactive) view.SetColumns(TerminalColumns());
       view.Render(metrics);
       write_json(metrics);
     }

@@ -257,6 +257,7 @@ bool ChunkSource::Keep(uint64_t index_in_source) const {
 
 asio::awaitable<absl::Status> ChunkSource::Index(io::AsyncFileReader& reader) {
   locations_.clear();
+  apple_double_members_ = 0;
   if (file_->kind == Kind::kGzip) {
     if (file_->size > 0 && Keep(0)) locations_.push_back({0, 0, file_->size});
     co_return absl::OkStatus();
@@ -279,6 +280,10 @@ asio::awaitable<absl::Status> ChunkSource::Index(io::AsyncFileReader& reader) {
   uint64_t chunk_index = 0;
   for (const io::TarMember& member : index.members) {
     if (!member.name.ends_with(".gz")) continue;
+    if (IsAppleDoubleMember(member.name)) {
+      ++apple_double_members_;
+      continue;
+    }
     if (Keep(chunk_index)) {
       locations_.push_back({chunk_index, member.data_offset, member.size});
     }
@@ -368,6 +373,14 @@ asio::awaitable<std::vector<absl::StatusOr<Chunk>>> ChunkSource::ReadChunks(
   co_return results;
 }
 
+bool IsAppleDoubleMember(std::string_view name) {
+  const size_t slash = name.rfind('/');
+  const std::string_view base =
+      slash == std::string_view::npos ? name : name.substr(slash + 1);
+  return base.starts_with("._") || name.starts_with("__MACOSX/") ||
+         name.find("/__MACOSX/") != std::string_view::npos;
+}
+
 std::string_view IndexSkipReason(const absl::Status& error) {
   // io::TarIndexer reports damage as DataLoss / ResourceExhausted with
   // these phrases (io/tar_index.cc); tests pin each case.
@@ -398,6 +411,10 @@ std::string_view ReadSkipReason(const absl::Status& error) {
     default:
       return "read_error";
   }
+}
+
+bool IsReadFailure(const absl::Status& error) {
+  return !absl::IsInvalidArgument(error) && !absl::IsResourceExhausted(error);
 }
 
 }  // namespace sluice::lc0

@@ -6,8 +6,8 @@
 //
 // A *chunk* is one game: a gzip stream of training records. A *chunk
 // source* is one file holding chunks: a plain tar archive of `.gz` members
-// (non-`.gz` members are ignored) or one loose `.gz` file. Its sort key is
-// its file name (lc0 names sort chronologically).
+// (non-`.gz` members and macOS AppleDouble members are ignored) or one loose
+// `.gz` file. Its sort key is its file name (lc0 names sort chronologically).
 //
 // A ChunkSource is opened by the loader (cheap: open + fstat, no reads) and
 // indexed later by the stage that owns it (the pool), so that a directory
@@ -179,6 +179,9 @@ class ChunkSource {
 
   // Chunks kept by Index() (0 before).
   size_t size() const { return locations_.size(); }
+  // `.gz` members Index() passed over as macOS AppleDouble files (see
+  // IsAppleDoubleMember); they are not chunks and take no chunk index.
+  uint64_t apple_double_members() const { return apple_double_members_; }
   const ChunkLocation& location(size_t i) const { return locations_[i]; }
 
   // Reads chunk `i` (< size()). Thread-safe once indexed; many reads may be
@@ -211,7 +214,14 @@ class ChunkSource {
   std::shared_ptr<const File> file_;
   ChunkFilter filter_;  // empty: keep all
   std::vector<ChunkLocation> locations_;
+  uint64_t apple_double_members_ = 0;
 };
+
+// Whether a tar member is macOS metadata, not data: an AppleDouble file
+// (resource fork and attributes, base name `._*`, written by bsdtar beside
+// every file) or anything under a `__MACOSX/` folder (Finder's zip-style
+// copies).
+bool IsAppleDoubleMember(std::string_view name);
 
 // The snake_case skip reason for an Index() error: tar_bad_checksum,
 // tar_member_past_eof, tar_truncated, tar_limit_exceeded, tar_malformed or
@@ -220,6 +230,10 @@ std::string_view IndexSkipReason(const absl::Status& error);
 // The skip reason for a ReadChunk() error: file_missing, permission_denied,
 // not_gzip, chunk_too_large, file_truncated or read_error.
 std::string_view ReadSkipReason(const absl::Status& error);
+// Whether a ReadChunk() error is a failed read (the file vanished, shrank,
+// or the read failed) rather than bytes read whole that are not a chunk
+// (not gzip, over the size limit).
+bool IsReadFailure(const absl::Status& error);
 
 // ChunkSourceLoader's output: an unindexed source, or the end-of-scan
 // marker (null source, phase kInitialScanComplete) passed on from discovery.

@@ -195,6 +195,9 @@ asio::awaitable<void> ShufflingChunkPool::Indexer() {
              co_await to_index_.Receive(&indexing_meter_)) {
     absl::Status damage = co_await job->source->Index(*reader_);
     sources_indexed_.fetch_add(1);
+    if (const uint64_t apple_double = job->source->apple_double_members()) {
+      CountSkip("apple_double", apple_double);
+    }
     if (!damage.ok()) {
       CountSkip(IndexSkipReason(damage));
       if (limiter.Allow()) {
@@ -265,7 +268,7 @@ asio::awaitable<void> ShufflingChunkPool::Emitter() {
     ++collected;
     for (absl::StatusOr<Chunk>& result : *results) {
       if (!result.ok()) {
-        read_errors_.fetch_add(1);
+        if (IsReadFailure(result.status())) read_errors_.fetch_add(1);
         CountSkip(ReadSkipReason(result.status()));
         if (limiter.Allow()) {
           LogWarning("stage ", name(), ": skipping chunk: ", result.status());

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bindings/cli/bench_command.h"
 #include "bindings/cli/demo_command.h"
+#include "bindings/cli/fio_comparison.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "bindings/cli/run_command.h"
 #include "engine/config_text.h"
@@ -240,6 +242,98 @@ TEST_F(CommandsTest, BenchIoJsonHasTheDocumentedKeys) {
     methods.insert(fields.at("method").string_value());
   }
   EXPECT_EQ(methods, (std::set<std::string>{"io_uring", "pread", "mmap"}));
+}
+
+// Small-file rows read only the files under the stated size, and say so
+// when there are none.
+TEST_F(CommandsTest, BenchIoSmallFilesOnlyUnderTheStatedSize) {
+  const Result none =
+      Invoke(RunBenchCommand, {"io", *data_, "--small-file-max-bytes", "1"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("small-files: not measured, none of the 4 "
+                                  "files is at most 1 bytes"));
+  EXPECT_THAT(none.out, Not(HasSubstr("small-files  ")));
+
+  const Result all = Invoke(RunBenchCommand, {"io", *data_, "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  const google::protobuf::Struct parsed = ParseJson(all.out);
+  EXPECT_EQ(parsed.fields()
+                .at("small_files")
+                .struct_value()
+                .fields()
+                .at("files")
+                .number_value(),
+            4);
+  int small_rows = 0;
+  for (const auto& row : parsed.fields().at("results").list_value().values()) {
+    const auto& fields = row.struct_value().fields();
+    if (fields.at("mode").string_value() != "small-files") continue;
+    ++small_rows;
+    EXPECT_EQ(fields.at("files").number_value(), 4);
+  }
+  EXPECT_GE(small_rows, 2);  // io_uring and pread, warm (and cold)
+}
+
+// The comparison's cases on one file: "block/depth/cache" of the runs, and
+// the cases not run.
+struct FioCases {
+  std::set<std::string> runs;
+  std::vector<std::string> skipped;
+};
+
+FioCases CompareWithFio(const std::string& path) {
+  const Result result =
+      Invoke(RunBenchCommand, {"io", path, "--json", "--compare-fio",
+                               "--fio-seconds", "1", "--fio-rounds", "1"});
+  EXPECT_EQ(result.code, 0) << result.err;
+  const google::protobuf::Struct parsed = ParseJson(result.out);
+  const auto& fio = parsed.fields().at("fio").struct_value().fields();
+  FioCases cases;
+  if (fio.contains("error")) {
+    ADD_FAILURE() << fio.at("error").string_value();
+    return cases;
+  }
+  for (const auto& run : fio.at("runs").list_value().values()) {
+    const auto& fields = run.struct_value().fields();
+    EXPECT_GT(fields.at("fio_gb_per_s").number_value(), 0);
+    EXPECT_GT(fields.at("sluice_gb_per_s").number_value(), 0);
+    cases.runs.insert(absl::StrCat(
+        static_cast<int64_t>(fields.at("block_bytes").number_value()), "/",
+        static_cast<int64_t>(fields.at("queue_depth").number_value()), "/",
+        fields.at("cache").string_value()));
+  }
+  for (const auto& skipped : fio.at("skipped").list_value().values()) {
+    cases.skipped.push_back(skipped.string_value());
+  }
+  return cases;
+}
+
+TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
+  if (!FioInstalled()) {
+    GTEST_SKIP() << "fio is not installed (scripts/setup.sh installs it)";
+  }
+  const fs::path big = fs::path(::testing::TempDir()) /
+                       ("sluice_fio_" + std::to_string(getpid()) + ".bin");
+  std::ofstream(big) << std::string(3 << 20, 'x');
+  // Cold runs need posix_fadvise, which every Linux file system here takes.
+  const FioCases cases = CompareWithFio(big.string());
+  EXPECT_EQ(cases.runs,
+            (std::set<std::string>{"1048576/32/cold", "1048576/32/warm",
+                                   "65536/1/cold", "65536/1/warm"}));
+  EXPECT_TRUE(cases.skipped.empty());
+  fs::remove(big);
+}
+
+TEST_F(CommandsTest, BenchIoSaysWhichFioCasesAFileIsTooSmallFor) {
+  if (!FioInstalled()) {
+    GTEST_SKIP() << "fio is not installed (scripts/setup.sh installs it)";
+  }
+  // The data's tars hold 10 small games each: under one 1 MiB block.
+  const FioCases cases = CompareWithFio(*data_);
+  EXPECT_EQ(cases.runs,
+            (std::set<std::string>{"65536/1/cold", "65536/1/warm"}));
+  ASSERT_EQ(cases.skipped.size(), 1u);
+  EXPECT_THAT(cases.skipped[0], HasSubstr("1MiB blocks: the largest file has"));
 }
 
 TEST_F(CommandsTest, BenchPipelineJsonHasTheDocumentedKeys) {

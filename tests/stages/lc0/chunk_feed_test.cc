@@ -254,7 +254,47 @@ TEST(ChunkFeedBadInputTest, EachCaseSkippedAndCountedFeedGoesOn) {
   EXPECT_EQ(SkippedByReason(pool).at("tar_truncated"), 1u);
   EXPECT_EQ(SkippedByReason(pool).at("tar_member_past_eof"), 1u);
   EXPECT_EQ(SkippedByReason(pool).at("not_gzip"), 2u);
-  EXPECT_EQ(pool.shuffling_chunk_pool().read_errors(), 2u);
+  // Chunks read whole that are not gzip are bad data, not failed reads.
+  EXPECT_EQ(pool.shuffling_chunk_pool().read_errors(), 0u);
+}
+
+TEST(ChunkFeedBadInputTest, MacOsAppleDoubleMembersAreSkippedQuietly) {
+  TempDir dir;
+  // bsdtar on macOS writes a `._name` resource fork before each file, and
+  // Finder copies may hold a `__MACOSX/` folder; neither is gzip.
+  const std::string fork = "Mac OS X        ATTR resource fork, not gzip";
+  WriteFile(dir / "mac.tar",
+            TarBytes({{"games/._training.1.gz", fork},
+                      {"games/training.1.gz", FakeGzip("one")},
+                      {"._training.2.gz", fork},
+                      {"training.2.gz", FakeGzip("two")},
+                      {"__MACOSX/games/._training.3.gz", fork},
+                      {"games/__MACOSX/training.4.gz", fork}}));
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(Feed(dir.path(), "ONCE", "single_pass: true")));
+  loader.Start();
+  std::set<Key> chunks;
+  for (const Chunk& chunk : Drain(loader)) {
+    chunks.insert({chunk.source_name, chunk.index_in_source});
+  }
+  loader.Stop();
+  // The AppleDouble members take no chunk index.
+  EXPECT_EQ(chunks, (std::set<Key>{{"mac.tar", 0}, {"mac.tar", 1}}));
+  const StageMetricProto pool = StageTotals(loader, "pool");
+  const std::map<std::string, uint64_t> skipped = SkippedByReason(pool);
+  EXPECT_EQ(skipped, (std::map<std::string, uint64_t>{{"apple_double", 4}}));
+  EXPECT_EQ(pool.shuffling_chunk_pool().read_errors(), 0u);
+}
+
+TEST(AppleDoubleTest, RecognisedByNameOnly) {
+  EXPECT_TRUE(IsAppleDoubleMember("._training.1.gz"));
+  EXPECT_TRUE(IsAppleDoubleMember("a/b/._training.1.gz"));
+  EXPECT_TRUE(IsAppleDoubleMember("__MACOSX/training.1.gz"));
+  EXPECT_TRUE(IsAppleDoubleMember("a/__MACOSX/b/training.1.gz"));
+  EXPECT_FALSE(IsAppleDoubleMember("training.1.gz"));
+  EXPECT_FALSE(IsAppleDoubleMember("a._b/training._1.gz"));
+  EXPECT_FALSE(IsAppleDoubleMember("__MACOSX.gz"));
+  EXPECT_FALSE(IsAppleDoubleMember("my__MACOSX/training.1.gz"));
 }
 
 TEST(ChunkFeedBadInputTest, UnreadableFilesAreSkipped) {
