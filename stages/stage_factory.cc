@@ -4,11 +4,11 @@
 #include "stages/batch_queue/batch_file_reader.h"
 #include "stages/batch_queue/batch_file_writer.h"
 #include "stages/generic/counting_source.h"
+#include "stages/generic/file_path_provider.h"
 #include "stages/generic/pass_through.h"
 #include "stages/lc0/chunk_source_loader.h"
 #include "stages/lc0/chunk_source_splitter.h"
 #include "stages/lc0/chunk_unpacker.h"
-#include "stages/lc0/file_path_provider.h"
 #include "stages/lc0/shuffling_chunk_pool.h"
 #include "stages/lc0/shuffling_frame_sampler.h"
 #include "stages/lc0/tensor_generator.h"
@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
     case StageConfig::kPassThroughFieldNumber:
       return PassThrough::Create(context);
     case StageConfig::kFilePathProviderFieldNumber:
-      return lc0::FilePathProvider::Create(context);
+      return FilePathProvider::Create(context);
     case StageConfig::kChunkSourceLoaderFieldNumber:
       return lc0::ChunkSourceLoader::Create(context);
     case StageConfig::kShufflingChunkPoolFieldNumber:

@@ -157,8 +157,8 @@ asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
     const auto batch_size = static_cast<size_t>(file->info().batch_size);
     if (pool_ == nullptr ||
         pool_->bytes() != TensorBatch::AllocationBytes(batch_size)) {
-      pool_ = lc0::BatchBufferPool::Create(
-          TensorBatch::AllocationBytes(batch_size), kPooledBuffers);
+      pool_ = BatchBufferPool::Create(TensorBatch::AllocationBytes(batch_size),
+                                      kPooledBuffers);
     }
     for (int64_t b = 0; b < file->info().num_batches; ++b) {
       absl::StatusOr<TensorBatch> batch = co_await ReadBatch(*file, b);

@@ -49,10 +49,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/batch_buffer_pool.h"
 #include "engine/stage.h"
 #include "stages/batch_queue/internal/lc0_batch_file.h"
 #include "stages/batch_queue/internal/queue_watch.h"
-#include "stages/lc0/format/batch_buffer_pool.h"
 #include "stages/lc0/format/tensor_batch.h"
 
 namespace sluice::batch_queue {
@@ -98,7 +98,7 @@ class BatchFileReader final : public Stage {
   // Consumed files whose delete is under way: not to be read again.
   std::set<std::string> deleting_;
   // Recycles batch buffers (of the latest file's batch size).
-  std::shared_ptr<lc0::BatchBufferPool> pool_;
+  std::shared_ptr<BatchBufferPool> pool_;
   std::chrono::steady_clock::time_point idle_since_;
   std::atomic<uint64_t> files_consumed_{0};
   std::atomic<uint64_t> batches_emitted_{0};

@@ -34,77 +34,13 @@
 #include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
 #include "io/async_file_reader.h"
+#include "io/recycled_bytes.h"
+#include "stages/generic/discovered_file.h"
 
 namespace sluice::lc0 {
 
-// Where a discovered file comes from.
-enum class DiscoveryPhase {
-  kInitialScan,          // present when the provider started
-  kInitialScanComplete,  // marker: every initial-scan file was sent before
-  kNew,                  // appeared later (complete: closed or renamed in)
-};
-
-// FilePathProvider's output: one file, or the end-of-scan marker (empty
-// path).
-struct DiscoveredFile {
-  std::string path;
-  DiscoveryPhase phase = DiscoveryPhase::kNew;
-};
-
-// The bytes of one chunk. Reads like a std::string of them (data, size,
-// [], substr, ==, converts to std::string_view), but its memory is never
-// zero-filled and is recycled: ForOverwrite() takes a buffer from a
-// process-wide free list (buffer sizes go up in steps of a quarter of a
-// power of two, to 1 MiB), and destruction, on any thread, gives it back
-// (the list keeps at most 32 MiB; larger buffers go straight back to the
-// heap). A copy takes a buffer of its own.
-//
-//   ChunkBytes bytes = ChunkBytes::ForOverwrite(size);  // contents unset
-//   co_await reader.ReadFullyAt(fd, offset, std::as_writable_bytes(
-//       std::span(bytes.data(), bytes.size())));
-class ChunkBytes {
- public:
-  ChunkBytes() = default;
-  // Copies `bytes`; implicit, so that a string assigns to Chunk::data.
-  ChunkBytes(std::string_view bytes);
-  ChunkBytes(const std::string& bytes) : ChunkBytes(std::string_view(bytes)) {}
-  ChunkBytes(const ChunkBytes& other) : ChunkBytes(std::string_view(other)) {}
-  ChunkBytes& operator=(const ChunkBytes& other);
-  ChunkBytes(ChunkBytes&& other) noexcept;
-  ChunkBytes& operator=(ChunkBytes&& other) noexcept;
-  ~ChunkBytes();
-
-  // `size` bytes whose contents are unspecified until written.
-  static ChunkBytes ForOverwrite(size_t size);
-
-  char* data() { return memory_.get(); }
-  const char* data() const { return memory_.get(); }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  char& operator[](size_t i) { return memory_[i]; }
-  char operator[](size_t i) const { return memory_[i]; }
-  // Implicit, so that the bytes pass where a std::string_view is taken.
-  operator std::string_view() const { return std::string_view(data(), size_); }
-  std::string_view substr(size_t pos,
-                          size_t count = std::string_view::npos) const {
-    return std::string_view(*this).substr(pos, count);
-  }
-  // Keeps the first min(size, size()) bytes; bytes past them are
-  // unspecified until written.
-  void resize(size_t size);
-
-  friend bool operator==(const ChunkBytes& a, std::string_view b) {
-    return std::string_view(a) == b;
-  }
-
- private:
-  // Gives the memory back (to the free list when it came from it).
-  void Release();
-
-  std::unique_ptr<char[]> memory_;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
-};
+// The bytes of one chunk: recycled, never zero-filled (io/recycled_bytes.h).
+using ChunkBytes = io::RecycledBytes;
 
 // One chunk: its gzip bytes and where it comes from. `index_in_source` is
 // the chunk's position among the `.gz` members of the whole file (filtered

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/stable_hash.h"
 #include "engine/status_macros.h"
-#include "stages/lc0/internal/stable_hash.h"
 
 namespace sluice::lc0 {
 

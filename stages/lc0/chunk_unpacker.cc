@@ -9,13 +9,13 @@
 #include "asio/this_coro.hpp"
 #include "asio/use_awaitable.hpp"
 #include "engine/log.h"
+#include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 #include "io/gzip.h"
 #include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "stages/lc0/format/tensor_expansion.h"
-#include "stages/lc0/internal/stable_hash.h"
 
 namespace sluice::lc0 {
 namespace {

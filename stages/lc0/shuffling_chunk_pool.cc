@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/log.h"
+#include "engine/stable_hash.h"
 #include "engine/status_macros.h"
-#include "stages/lc0/internal/stable_hash.h"
 
 namespace sluice::lc0 {
 namespace {

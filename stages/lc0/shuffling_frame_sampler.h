@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/stable_hash.h"
 #include "engine/stage.h"
 #include "stages/lc0/frame.h"
-#include "stages/lc0/internal/stable_hash.h"
 
 namespace sluice::lc0 {
 

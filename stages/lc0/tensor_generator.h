@@ -36,8 +36,8 @@
 #include <span>
 
 #include "absl/status/statusor.h"
+#include "engine/batch_buffer_pool.h"
 #include "engine/stage.h"
-#include "stages/lc0/format/batch_buffer_pool.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/lc0/format/tensor_expansion.h"
 #include "stages/lc0/frame.h"

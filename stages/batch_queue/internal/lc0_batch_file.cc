@@ -167,7 +167,7 @@ Lc0BatchFile::Pieces(int64_t index, const TensorBatch& batch) const {
 }
 
 absl::StatusOr<TensorBatch> Lc0BatchFile::ReadBatch(
-    int64_t index, std::shared_ptr<lc0::BatchBufferPool> pool) const {
+    int64_t index, std::shared_ptr<BatchBufferPool> pool) const {
   absl::StatusOr<TensorBatch> batch = TensorBatch::Create(
       static_cast<size_t>(layout_.info.batch_size), std::move(pool));
   if (!batch.ok()) return batch.status();

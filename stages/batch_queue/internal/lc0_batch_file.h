@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/batch_buffer_pool.h"
 #include "io/batch_file_meta.h"
-#include "stages/lc0/format/batch_buffer_pool.h"
 #include "stages/lc0/format/tensor_batch.h"
 
 namespace sluice::batch_queue {
@@ -70,8 +70,7 @@ class Lc0BatchFile {
   // buffer from `pool` when given (a pool of info().batch_size batches);
   // DataLoss on a short read.
   absl::StatusOr<lc0::TensorBatch> ReadBatch(
-      int64_t index,
-      std::shared_ptr<lc0::BatchBufferPool> pool = nullptr) const;
+      int64_t index, std::shared_ptr<BatchBufferPool> pool = nullptr) const;
 
  private:
   Lc0BatchFile(int fd, std::string path, uint64_t file_size,

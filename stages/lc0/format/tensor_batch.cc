@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "stages/lc0/format/batch_buffer_pool.h"
+#include "engine/batch_buffer_pool.h"
 #include "stages/lc0/format/training_record.h"
 
 namespace sluice::lc0 {

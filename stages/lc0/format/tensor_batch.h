@@ -20,16 +20,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/batch_buffer_pool.h"
 
 namespace sluice::lc0 {
-
-class BatchBufferPool;
 
 // The five tensors, in the order of the training tuple.
 enum class TensorId { kPlanes, kProbs, kWinner, kBestQ, kPliesLeft };
 inline constexpr int kNumTensors = 5;
 // Every tensor starts at a multiple of this inside the allocation.
-inline constexpr size_t kTensorAlignment = 64;
+inline constexpr size_t kTensorAlignment = kBatchBufferAlignment;
 
 // One tensor inside a batch's allocation: batch-first shape, row-major.
 struct TensorView {

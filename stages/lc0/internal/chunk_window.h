@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/stable_hash.h"
 #include "stages/lc0/chunk.h"
-#include "stages/lc0/internal/stable_hash.h"
 
 namespace sluice::lc0 {
 

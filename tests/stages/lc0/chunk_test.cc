@@ -218,46 +218,6 @@ INSTANTIATE_TEST_SUITE_P(Backends, ChunkSourceTest, ::testing::Bool(),
                            return info.param ? "io_uring" : "fallback";
                          });
 
-TEST(ChunkBytesTest, ReadsLikeAString) {
-  ChunkBytes bytes = std::string("\x1f\x8b rest");
-  EXPECT_EQ(bytes.size(), 7u);
-  EXPECT_EQ(bytes.substr(0, 2), "\x1f\x8b");
-  EXPECT_EQ(std::string_view(bytes), "\x1f\x8b rest");
-  ChunkBytes copy = bytes;
-  copy[3] = 'R';
-  EXPECT_EQ(bytes, "\x1f\x8b rest");
-  EXPECT_EQ(copy, "\x1f\x8b Rest");
-  copy.resize(3);
-  EXPECT_EQ(copy, "\x1f\x8b ");
-  copy.resize(100'000);  // grows past its buffer: the prefix is kept
-  EXPECT_EQ(copy.substr(0, 3), "\x1f\x8b ");
-  ChunkBytes moved = std::move(bytes);
-  EXPECT_TRUE(bytes.empty());  // NOLINT(bugprone-use-after-move)
-  EXPECT_EQ(moved, "\x1f\x8b rest");
-  EXPECT_TRUE(ChunkBytes().empty());
-}
-
-TEST(ChunkBytesTest, ForOverwriteRecyclesBuffersOfEverySize) {
-  for (size_t size : {size_t{1}, size_t{4096}, size_t{37'000}, size_t{1} << 20,
-                      (size_t{1} << 20) + 1}) {
-    SCOPED_TRACE(size);
-    const char* first = nullptr;
-    {
-      ChunkBytes bytes = ChunkBytes::ForOverwrite(size);
-      ASSERT_EQ(bytes.size(), size);
-      std::memset(bytes.data(), 'x', size);
-      first = bytes.data();
-    }
-    ChunkBytes again = ChunkBytes::ForOverwrite(size);
-    ASSERT_EQ(again.size(), size);
-    std::memset(again.data(), 'y', size);
-    // Up to 1 MiB the buffer just given back is the one taken next.
-    if (size <= (size_t{1} << 20)) {
-      EXPECT_EQ(again.data(), first);
-    }
-  }
-}
-
 TEST(ChunkSourceOpenTest, Errors) {
   TempDir dir;
   EXPECT_EQ(ChunkSource::Open(dir / "missing.tar").status().code(),

@@ -1,6 +1,6 @@
-// Helpers for the chunk-feed tests: temporary directories, tiny tar and
-// gzip files written by hand (so every kind of damage can be made), config
-// parsing and waiting on conditions with a deadline.
+// Helpers for the chunk-feed tests: tiny tar and gzip files written by hand
+// (so every kind of damage can be made), and the pipeline helpers of
+// tests/testing/pipeline_test_util.h under this namespace too.
 #ifndef SLUICE_TESTS_STAGES_LC0_CHUNK_TEST_UTIL_H_
 #define SLUICE_TESTS_STAGES_LC0_CHUNK_TEST_UTIL_H_
 
@@ -14,21 +14,16 @@
 #include "engine/data_loader.h"
 #include "proto/data_loader_config.pb.h"
 #include "stages/lc0/chunk.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice::lc0::testing {
 
-// A fresh directory (mkdtemp) removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::string& path() const { return path_; }
-  // path() + "/" + name.
-  std::string operator/(const std::string& name) const;
-
- private:
-  std::string path_;
-};
+using sluice::testing::ParseConfig;
+using sluice::testing::StageTotals;
+using sluice::testing::TempDir;
+using sluice::testing::WaitUntil;
+using sluice::testing::WriteFile;
+using sluice::testing::WriteFileAtomically;
 
 // Distinct bytes that start with the gzip magic (the pool checks only the
 // magic; nothing here is decompressed).
@@ -39,21 +34,6 @@ std::string TarBytes(
     const std::vector<std::pair<std::string, std::string>>& members);
 // TarBytes of `count` members "training.<first + i>.gz" of FakeGzip data.
 std::string ChunkTar(int count, int first = 0);
-
-// Writes `bytes` to `path` in place (no rename).
-void WriteFile(const std::string& path, const std::string& bytes);
-// Writes `bytes` under a hidden name beside `path`, then renames it.
-void WriteFileAtomically(const std::string& path, const std::string& bytes);
-
-// Parses a text-format DataLoaderConfig (fails the test on error).
-DataLoaderConfig ParseConfig(const std::string& text);
-
-// Polls `condition` until true or `timeout` passes; true if it held.
-bool WaitUntil(const std::function<bool()>& condition,
-               std::chrono::seconds timeout = std::chrono::seconds(60));
-
-// The total metrics of stage `name` in the latest snapshot (empty if none).
-StageMetricProto StageTotals(DataLoader& loader, const std::string& name);
 
 // The next chunk of output `alias`, or nullopt at end of stream / timeout
 // (a timeout also fails the test).

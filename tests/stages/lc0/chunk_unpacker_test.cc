@@ -10,11 +10,11 @@
 
 #include "engine/data_loader.h"
 #include "engine/metrics_accumulator.h"
+#include "engine/stable_hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stages/lc0/format/data_generator.h"
 #include "stages/lc0/format/record_upconvert.h"
-#include "stages/lc0/internal/stable_hash.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
 

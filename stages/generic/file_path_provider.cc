@@ -1,4 +1,4 @@
-#include "stages/lc0/file_path_provider.h"
+#include "stages/generic/file_path_provider.h"
 
 #include <sys/inotify.h>
 
@@ -14,7 +14,7 @@
 #include "engine/log.h"
 #include "engine/status_macros.h"
 
-namespace sluice::lc0 {
+namespace sluice {
 namespace {
 
 namespace fs = std::filesystem;
@@ -215,4 +215,4 @@ void FilePathProvider::AddMetrics(StageMetricProto& metrics) {
   out.set_inotify_overflows(inotify_overflows_.exchange(0));
 }
 
-}  // namespace sluice::lc0
+}  // namespace sluice

@@ -5,13 +5,13 @@
 //   uint64_t id = HashCombine(Fnv1a64(name), index);
 //   StableRandom random(seed);
 //   uint64_t pick = random.Below(n);  // uniform in [0, n)
-#ifndef SLUICE_STAGES_LC0_INTERNAL_STABLE_HASH_H_
-#define SLUICE_STAGES_LC0_INTERNAL_STABLE_HASH_H_
+#ifndef SLUICE_ENGINE_STABLE_HASH_H_
+#define SLUICE_ENGINE_STABLE_HASH_H_
 
 #include <cstdint>
 #include <string_view>
 
-namespace sluice::lc0 {
+namespace sluice {
 
 // 64-bit FNV-1a of the bytes of `text`.
 constexpr uint64_t Fnv1a64(std::string_view text) {
@@ -72,6 +72,6 @@ class StableRandom {
   uint64_t state_;
 };
 
-}  // namespace sluice::lc0
+}  // namespace sluice
 
-#endif  // SLUICE_STAGES_LC0_INTERNAL_STABLE_HASH_H_
+#endif  // SLUICE_ENGINE_STABLE_HASH_H_

@@ -1,23 +1,28 @@
-// BatchBufferPool: recycles the aligned allocations of TensorBatches of one
-// size. A batch of 1024 positions is ~37 MB, above glibc's mmap threshold:
-// without recycling every batch costs an mmap, ~9,000 page faults and an
-// munmap. Batches made from a pool give their buffer back when the last
-// owner drops it (also after ReleaseOwnership(), e.g. from Python).
+// BatchBufferPool: recycles the 64-byte-aligned allocations of batches of one
+// size, for any workload. A batch is typically tens of MB (lc0: ~37 MB for
+// 1024 positions), above glibc's mmap threshold: without recycling every
+// batch costs an mmap, thousands of page faults and an munmap. Batch types
+// built on a pool hand their buffer back when the last owner drops it (also
+// after the owner went to Python).
 //
-//   auto pool = BatchBufferPool::Create(TensorBatch::AllocationBytes(1024), 4);
-//   SLUICE_ASSIGN_OR_RETURN(TensorBatch batch, TensorBatch::Create(1024,
-//   pool));
+//   auto pool = BatchBufferPool::Create(bytes_per_batch, 4);
+//   void* buffer = pool->Acquire();   // contents unspecified
+//   ...
+//   pool->Release(buffer);            // from any thread
 //
 // Thread-safe. The pool lives as long as any buffer it handed out.
-#ifndef SLUICE_STAGES_LC0_FORMAT_BATCH_BUFFER_POOL_H_
-#define SLUICE_STAGES_LC0_FORMAT_BATCH_BUFFER_POOL_H_
+#ifndef SLUICE_ENGINE_BATCH_BUFFER_POOL_H_
+#define SLUICE_ENGINE_BATCH_BUFFER_POOL_H_
 
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-namespace sluice::lc0 {
+namespace sluice {
+
+// Every buffer starts at a multiple of this (a cache line; AVX-512 loads).
+inline constexpr size_t kBatchBufferAlignment = 64;
 
 class BatchBufferPool {
  public:
@@ -50,6 +55,6 @@ class BatchBufferPool {
   size_t allocated_ = 0;     // guarded by mu_
 };
 
-}  // namespace sluice::lc0
+}  // namespace sluice
 
-#endif  // SLUICE_STAGES_LC0_FORMAT_BATCH_BUFFER_POOL_H_
+#endif  // SLUICE_ENGINE_BATCH_BUFFER_POOL_H_

@@ -1,4 +1,4 @@
-#include "stages/lc0/file_path_provider.h"
+#include "stages/generic/file_path_provider.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stages/stage_factory.h"
-#include "tests/stages/lc0/chunk_test_util.h"
+#include "tests/testing/pipeline_test_util.h"
 
-namespace sluice::lc0 {
+namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
@@ -148,4 +148,4 @@ TEST(FilePathProviderTest, ConfigErrorsNameTheField) {
 }
 
 }  // namespace
-}  // namespace sluice::lc0
+}  // namespace sluice

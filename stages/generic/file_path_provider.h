@@ -1,5 +1,5 @@
-// FilePathProvider: discovers chunk files. Source stage, no inputs; output
-// "output" of lc0::DiscoveredFile.
+// FilePathProvider: discovers data files (any workload). Source stage, no inputs; output
+// "output" of DiscoveredFile.
 //
 // 1. Initial scan of every configured directory (recursively unless
 //    `recursive: false`), in slices that yield to the event loop: each
@@ -19,8 +19,8 @@
 // directory that is removed is counted (`directories_removed`); the stage
 // goes on. An inotify queue overflow is counted and logged (events lost).
 // Stop() ends the stage at once, even while it waits for events.
-#ifndef SLUICE_STAGES_LC0_FILE_PATH_PROVIDER_H_
-#define SLUICE_STAGES_LC0_FILE_PATH_PROVIDER_H_
+#ifndef SLUICE_STAGES_GENERIC_FILE_PATH_PROVIDER_H_
+#define SLUICE_STAGES_GENERIC_FILE_PATH_PROVIDER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -34,9 +34,9 @@
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
 #include "io/inotify_watcher.h"
-#include "stages/lc0/chunk.h"
+#include "stages/generic/discovered_file.h"
 
-namespace sluice::lc0 {
+namespace sluice {
 
 class FilePathProvider final : public Stage {
  public:
@@ -90,6 +90,6 @@ class FilePathProvider final : public Stage {
   std::atomic<uint64_t> inotify_overflows_{0};
 };
 
-}  // namespace sluice::lc0
+}  // namespace sluice
 
-#endif  // SLUICE_STAGES_LC0_FILE_PATH_PROVIDER_H_
+#endif  // SLUICE_STAGES_GENERIC_FILE_PATH_PROVIDER_H_

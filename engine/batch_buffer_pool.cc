@@ -1,10 +1,8 @@
-#include "stages/lc0/format/batch_buffer_pool.h"
+#include "engine/batch_buffer_pool.h"
 
 #include <cstdlib>
 
-#include "stages/lc0/format/tensor_batch.h"
-
-namespace sluice::lc0 {
+namespace sluice {
 
 std::shared_ptr<BatchBufferPool> BatchBufferPool::Create(size_t bytes,
                                                          size_t max_free) {
@@ -25,7 +23,10 @@ void* BatchBufferPool::Acquire() {
     }
     ++allocated_;
   }
-  void* buffer = std::aligned_alloc(kTensorAlignment, bytes_);
+  // aligned_alloc takes whole multiples of the alignment.
+  const size_t rounded = (bytes_ + kBatchBufferAlignment - 1) /
+                         kBatchBufferAlignment * kBatchBufferAlignment;
+  void* buffer = std::aligned_alloc(kBatchBufferAlignment, rounded);
   if (buffer == nullptr) {
     std::lock_guard lock(mu_);
     --allocated_;
@@ -55,4 +56,4 @@ size_t BatchBufferPool::allocated_buffers() const {
   return allocated_;
 }
 
-}  // namespace sluice::lc0
+}  // namespace sluice

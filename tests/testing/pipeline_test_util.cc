@@ -1,0 +1,74 @@
+#include "tests/testing/pipeline_test_util.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace sluice::testing {
+
+TempDir::TempDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "sluice_test_XXXXXX").string();
+  char* made = mkdtemp(pattern.data());
+  EXPECT_NE(made, nullptr) << std::strerror(errno);
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string TempDir::operator/(const std::string& name) const {
+  return path_ + "/" + name;
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  const std::filesystem::path target(path);
+  const std::string hidden =
+      (target.parent_path() /
+       absl::StrCat(".", target.filename().string(), ".tmp"))
+          .string();
+  WriteFile(hidden, bytes);
+  std::filesystem::rename(hidden, target);
+}
+
+DataLoaderConfig ParseConfig(const std::string& text) {
+  DataLoaderConfig config;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &config))
+      << text;
+  return config;
+}
+
+bool WaitUntil(const std::function<bool()>& condition,
+               std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+StageMetricProto StageTotals(DataLoader& loader, const std::string& name) {
+  const DataLoaderMetricsProto metrics = loader.GetMetrics();
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    if (stage.name() == name) return stage;
+  }
+  return {};
+}
+
+}  // namespace sluice::testing
