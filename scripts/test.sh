@@ -62,6 +62,7 @@ fuzz gzip_fuzzer tests/data/golden
 fuzz chunk_records_fuzzer tests/fuzz/corpus/chunk_records
 fuzz pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config
 fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
+fuzz arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc
 
 section "ASan+UBSan build"
 build out/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASAN=ON \

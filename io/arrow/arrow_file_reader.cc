@@ -1,0 +1,90 @@
+#include "io/arrow/arrow_file_reader.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "io/arrow/internal/ipc_format.h"
+
+namespace sluice::io::arrow {
+
+ArrowFileReader::ArrowFileReader(AsyncFileReader& reader,
+                                 internal::ReadOnlyFile file, IpcLimits limits,
+                                 internal::FileFooter footer)
+    : reader_(reader),
+      file_(std::move(file)),
+      limits_(limits),
+      footer_(std::move(footer)) {}
+
+asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowFileReader>>>
+ArrowFileReader::Open(AsyncFileReader& reader, std::string path,
+                      IpcLimits limits) {
+  absl::StatusOr<internal::ReadOnlyFile> file =
+      internal::ReadOnlyFile::Open(std::move(path));
+  if (!file.ok()) co_return file.status();
+  const std::string& name = file->path();
+  const int64_t size = file->size();
+  if (size < internal::kFileHeaderBytes + internal::kFileTailBytes) {
+    co_return absl::DataLossError(absl::StrCat(
+        name, ": too short for an Arrow IPC file (", size, " bytes)"));
+  }
+  // The magic at the start and the footer length + magic at the end, in
+  // one round trip.
+  std::array<std::byte, internal::kFileHeaderBytes> head;
+  std::array<std::byte, internal::kFileTailBytes> tail;
+  const std::array<AsyncFileReader::ReadRequest, 2> requests = {{
+      {file->fd(), 0, head},
+      {file->fd(), static_cast<uint64_t>(size - internal::kFileTailBytes),
+       tail},
+  }};
+  std::vector<absl::StatusOr<size_t>> got =
+      co_await reader.ReadBatchAt(requests);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!got[i].ok()) {
+      co_return absl::Status(
+          got[i].status().code(),
+          absl::StrCat(name, ": ", got[i].status().message()));
+    }
+    if (*got[i] != requests[i].buffer.size()) {
+      co_return absl::DataLossError(
+          absl::StrCat(name, ": file truncated while opening"));
+    }
+  }
+  if (!internal::HasFileMagic(head)) {
+    co_return absl::DataLossError(
+        absl::StrCat(name,
+                     ": no ARROW1 magic at the start (not an Arrow IPC file; "
+                     "ArrowStreamReader reads the stream format)"));
+  }
+  absl::StatusOr<internal::FooterLocation> location =
+      internal::LocateFooter(tail, size, name, limits);
+  if (!location.ok()) co_return location.status();
+  std::vector<std::byte> footer_bytes(location->length);
+  absl::Status read =
+      co_await file->ReadExactly(reader, location->offset, footer_bytes);
+  if (!read.ok()) co_return read;
+  absl::StatusOr<internal::FileFooter> footer =
+      internal::ParseFooter(footer_bytes, *location, name, limits);
+  if (!footer.ok()) co_return footer.status();
+  co_return std::unique_ptr<ArrowFileReader>(new ArrowFileReader(
+      reader, *std::move(file), limits, *std::move(footer)));
+}
+
+asio::awaitable<absl::StatusOr<RecordBatch>> ArrowFileReader::ReadRecordBatch(
+    int index, std::vector<std::byte> buffer) const {
+  if (index < 0 || index >= num_record_batches()) {
+    co_return absl::OutOfRangeError(absl::StrCat(path(), ": no record batch ",
+                                                 index, " (the file has ",
+                                                 num_record_batches(), ")"));
+  }
+  const internal::FileBlock& block = footer_.record_batches[index];
+  buffer.resize(block.metadata_bytes + block.body_bytes);
+  absl::Status read = co_await file_.ReadExactly(reader_, block.offset, buffer);
+  if (!read.ok()) co_return read;
+  // The span stays valid when `buffer` moves into the batch.
+  const std::span<const std::byte> bytes(buffer);
+  co_return internal::DecodeFileBlock(bytes, block, footer_.schema,
+                                      std::move(buffer), path(), limits_);
+}
+
+}  // namespace sluice::io::arrow

@@ -1,0 +1,76 @@
+// ArrowFileReader: random access to the record batches of an Arrow IPC
+// *file* (ARROW1 magic, footer), read through io::AsyncFileReader.
+//
+//   absl::StatusOr<std::unique_ptr<ArrowFileReader>> reader =
+//       co_await ArrowFileReader::Open(file_reader, "train.arrow");
+//   std::vector<std::byte> buffer;
+//   for (int i = 0; i < (*reader)->num_record_batches(); ++i) {
+//     absl::StatusOr<RecordBatch> batch =
+//         co_await (*reader)->ReadRecordBatch(i, std::move(buffer));
+//     ... use *batch ...
+//     buffer = std::move(*batch).TakeBuffer();
+//   }
+//
+// Promises:
+// - Open reads the file's first 8 bytes, its tail and its footer, nothing
+//   else; the schema and the batch count are known afterwards.
+// - ReadRecordBatch does one read of exactly that batch's metadata and body
+//   into the buffer it is given (reusing its capacity), so memory is bounded
+//   by the batches in flight; the body is bounded by
+//   IpcLimits::max_body_bytes before anything is allocated.
+// - Every awaitable resumes on the executor of the awaiting coroutine and
+//   returns a status on failure (I/O, damage, unsupported feature), never
+//   throws. Cancellation: as AsyncFileReader::ReadFullyAt (the read in
+//   flight completes; nothing is left half-initialised).
+// - Several ReadRecordBatch calls may be in flight at once, from any
+//   executor thread: the reader's state is immutable after Open.
+// - The reader (and the AsyncFileReader) must outlive every read.
+#ifndef SLUICE_IO_ARROW_ARROW_FILE_READER_H_
+#define SLUICE_IO_ARROW_ARROW_FILE_READER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "asio/awaitable.hpp"
+#include "io/arrow/internal/file_footer.h"
+#include "io/arrow/internal/read_only_file.h"
+#include "io/arrow/ipc_limits.h"
+#include "io/arrow/record_batch.h"
+#include "io/arrow/schema.h"
+#include "io/async_file_reader.h"
+
+namespace sluice::io::arrow {
+
+class ArrowFileReader {
+ public:
+  // Opens `path` and reads its footer and schema.
+  static asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowFileReader>>> Open(
+      AsyncFileReader& reader, std::string path, IpcLimits limits = {});
+
+  const std::string& path() const { return file_.path(); }
+  const Schema& schema() const { return footer_.schema; }
+  int num_record_batches() const {
+    return static_cast<int>(footer_.record_batches.size());
+  }
+
+  // Reads record batch `index` (in [0, num_record_batches())) into
+  // `buffer`, which the returned batch owns (TakeBuffer gives it back).
+  asio::awaitable<absl::StatusOr<RecordBatch>> ReadRecordBatch(
+      int index, std::vector<std::byte> buffer = {}) const;
+
+ private:
+  ArrowFileReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
+                  IpcLimits limits, internal::FileFooter footer);
+
+  AsyncFileReader& reader_;
+  internal::ReadOnlyFile file_;
+  IpcLimits limits_;
+  internal::FileFooter footer_;
+};
+
+}  // namespace sluice::io::arrow
+
+#endif  // SLUICE_IO_ARROW_ARROW_FILE_READER_H_

@@ -1,0 +1,81 @@
+// ArrowStreamReader: the record batches of an Arrow IPC *stream* file
+// (encapsulated messages, with or without the 0xFFFFFFFF continuation
+// marker, ending at the end-of-stream marker or the end of the file), read
+// in order through io::AsyncFileReader.
+//
+//   absl::StatusOr<std::unique_ptr<ArrowStreamReader>> reader =
+//       co_await ArrowStreamReader::Open(file_reader, "train.arrows");
+//   std::vector<std::byte> buffer;
+//   while (true) {
+//     absl::StatusOr<std::optional<RecordBatch>> batch =
+//         co_await (*reader)->Next(std::move(buffer));
+//     if (!batch.ok() || !batch->has_value()) break;  // error or end
+//     ... use **batch ...
+//     buffer = std::move(**batch).TakeBuffer();
+//   }
+//
+// Promises:
+// - Open reads the schema message only.
+// - Next reads the next message's prefix and metadata, then its body into
+//   the buffer it is given (reusing its capacity): memory is one metadata
+//   buffer plus the bodies of the batches the caller holds; a body is
+//   bounded by IpcLimits::max_body_bytes before anything is allocated.
+// - Next returns nullopt at the end of the stream, then again on every
+//   call; after an error it returns that error again.
+// - One Next at a time (the stream is sequential). Awaitables resume on the
+//   executor of the awaiting coroutine and never throw; the reader and the
+//   AsyncFileReader must outlive them.
+#ifndef SLUICE_IO_ARROW_ARROW_STREAM_READER_H_
+#define SLUICE_IO_ARROW_ARROW_STREAM_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "asio/awaitable.hpp"
+#include "io/arrow/internal/read_only_file.h"
+#include "io/arrow/ipc_limits.h"
+#include "io/arrow/record_batch.h"
+#include "io/arrow/schema.h"
+#include "io/async_file_reader.h"
+
+namespace sluice::io::arrow {
+
+class ArrowStreamReader {
+ public:
+  // Opens `path` and reads the schema message.
+  static asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowStreamReader>>>
+  Open(AsyncFileReader& reader, std::string path, IpcLimits limits = {});
+
+  const std::string& path() const { return file_.path(); }
+  const Schema& schema() const { return schema_; }
+
+  // The next record batch read into `buffer` (which it owns), or nullopt at
+  // the end of the stream.
+  asio::awaitable<absl::StatusOr<std::optional<RecordBatch>>> Next(
+      std::vector<std::byte> buffer = {});
+
+ private:
+  ArrowStreamReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
+                    IpcLimits limits);
+
+  AsyncFileReader& reader_;
+  internal::ReadOnlyFile file_;
+  IpcLimits limits_;
+  Schema schema_;
+  // Offset of the next message.
+  int64_t position_ = 0;
+  // The last message's metadata (reused).
+  std::vector<std::byte> metadata_;
+  bool finished_ = false;
+  absl::Status error_;
+};
+
+}  // namespace sluice::io::arrow
+
+#endif  // SLUICE_IO_ARROW_ARROW_STREAM_READER_H_

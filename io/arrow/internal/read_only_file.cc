@@ -1,0 +1,46 @@
+#include "io/arrow/internal/read_only_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+
+namespace sluice::io::arrow::internal {
+
+absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(std::string path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, "open " + path);
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    absl::Status status = absl::ErrnoToStatus(errno, "stat " + path);
+    close(fd);
+    return status;
+  }
+  return ReadOnlyFile(fd, info.st_size, std::move(path));
+}
+
+ReadOnlyFile::~ReadOnlyFile() {
+  if (fd_ >= 0) close(fd_);
+}
+
+asio::awaitable<absl::Status> ReadOnlyFile::ReadExactly(
+    AsyncFileReader& reader, int64_t offset,
+    std::span<std::byte> buffer) const {
+  absl::StatusOr<size_t> got =
+      co_await reader.ReadFullyAt(fd_, static_cast<uint64_t>(offset), buffer);
+  if (!got.ok()) {
+    co_return absl::Status(got.status().code(),
+                           absl::StrCat(path_, ": ", got.status().message()));
+  }
+  if (*got != buffer.size()) {
+    co_return absl::DataLossError(
+        absl::StrCat(path_, ": file truncated: ", *got, " of ", buffer.size(),
+                     " bytes at offset ", offset));
+  }
+  co_return absl::OkStatus();
+}
+
+}  // namespace sluice::io::arrow::internal
