@@ -25,14 +25,14 @@
 #include "engine/data_loader.h"
 #include "io/batch_file_meta.h"
 #include "io/batch_queue_layout.h"
-#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "stages/batch_queue/internal/batch_file.h"
+#include "stages/lc0/format/tensor_batch.h"
 #include "stages/stage_factory.h"
 
 namespace sluice {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using lc0::TensorBatch;
 
 struct Options {
   int files = 16;
@@ -45,18 +45,18 @@ struct Options {
 uint64_t WriteQueue(const std::string& root, const Options& options) {
   const std::string dir = QueueDir(root, "train");
   std::filesystem::create_directories(dir);
-  std::vector<TensorBatch> group;
+  std::vector<TypedBatch> group;
   for (int b = 0; b < options.batches_per_file; ++b) {
-    TensorBatch batch = *TensorBatch::Create(options.positions);
-    for (int t = 0; t < lc0::kNumTensors; ++t) {
-      const lc0::TensorView view = batch.view(static_cast<lc0::TensorId>(t));
-      std::memset(view.data, 0, view.bytes);
+    TypedBatch batch =
+        std::move(*lc0::TensorBatch::Create(options.positions)).ToTypedBatch();
+    for (const BatchTensor& tensor : batch.tensors()) {
+      std::memset(tensor.data, 0, tensor.bytes);
     }
     group.push_back(std::move(batch));
   }
   uint64_t bytes = 0;
   for (int f = 1; f <= options.files; ++f) {
-    if (!batch_queue::WriteLc0BatchFile(dir, "train", f, 1000, group, &bytes)
+    if (!batch_queue::WriteBatchFile(dir, "train", f, 1000, group, &bytes)
              .ok()) {
       std::fprintf(stderr, "cannot write %s\n", dir.c_str());
       std::exit(1);
@@ -113,7 +113,7 @@ double ReaderRead(const std::string& root, int batches) {
   const auto start = Clock::now();
   loader.Start();
   for (int i = 0; i < batches; ++i) {
-    if (!loader.GetNext<TensorBatch>()) std::exit(1);
+    if (!loader.GetNext<TypedBatch>()) std::exit(1);
   }
   const double seconds =
       std::chrono::duration<double>(Clock::now() - start).count();
@@ -126,10 +126,12 @@ int Run(const Options& options) {
       (std::filesystem::temp_directory_path() / "sluice_bq_bench").string();
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
-  const DatasetMeta meta{.dataset_name = "bench",
-                         .training_type = "LC0",
-                         .batch_size = options.positions,
-                         .batch_schema = batch_queue::Lc0BatchSchema()};
+  const DatasetMeta meta{
+      .dataset_name = "bench",
+      .training_type = "LC0",
+      .batch_size = options.positions,
+      .batch_schema = batch_queue::BatchSchemaOf(
+          std::move(*lc0::TensorBatch::Create(1)).ToTypedBatch())};
   if (!WriteDatasetMeta(root, meta).ok()) return 1;
   const int batches = options.files * options.batches_per_file;
   double raw = 1e9, reader = 1e9, no_delete = 1e9;

@@ -388,7 +388,7 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
   loader.Configure(TrainConfig(dir, threads));
   const auto start = Clock::now();
   loader.Start();
-  if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+  if (!loader.GetNext<TypedBatch>()) Die("the pipeline ended");
   result.first_batch_seconds = Seconds(Clock::now() - start);
   // Warm-up: output starts at min_fill, and the reservoir then grows (every
   // frame the consumer does not take is kept) until it is full. Steady
@@ -396,7 +396,7 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
   // below its size because the consumer keeps up).
   constexpr auto kMaxWarmUp = std::chrono::seconds(30);
   for (int i = 1;; ++i) {
-    if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+    if (!loader.GetNext<TypedBatch>()) Die("the pipeline ended");
     if (Clock::now() - start > kMaxWarmUp) break;
     if (i % 16 != 0) continue;
     const auto [fill, capacity] = ReservoirFill(loader);
@@ -406,7 +406,7 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
   const double steady_cpu = ProcessCpuSeconds();
   result.warm_up_seconds = Seconds(steady - start);
   for (int i = 0; i < batches; ++i) {
-    if (!loader.GetNext<TensorBatch>()) Die("the pipeline ended");
+    if (!loader.GetNext<TypedBatch>()) Die("the pipeline ended");
   }
   const double seconds = Seconds(Clock::now() - steady);
   result.cpu_busy = (ProcessCpuSeconds() - steady_cpu) / (seconds * threads);

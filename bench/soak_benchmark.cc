@@ -191,9 +191,9 @@ bool SinglePassCheck(const std::string& dir, uint64_t games, uint64_t positions,
   loader.Start();
   uint64_t seen = 0;
   std::set<uint64_t> ids;
-  while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
     seen += batch->size();
-    for (size_t i = 0; i < batch->size(); ++i) ids.insert(batch->game_id(i));
+    ids.insert(batch->example_ids().begin(), batch->example_ids().end());
   }
   loader.Stop();
   *detail = "positions " + std::to_string(seen) + "/" +
@@ -242,7 +242,7 @@ int Main(int argc, char** argv) {
   std::string rss_series = "[", batch_series = "[", rate_series = "[";
   while (Seconds(Clock::now() - start) < flags.seconds) {
     const Clock::time_point asked = Clock::now();
-    auto next = loader.pipeline().GetNextFor<TensorBatch>(
+    auto next = loader.pipeline().GetNextFor<TypedBatch>(
         "", std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::duration<double>(kHangSeconds)));
     if (!next.ok()) {
@@ -250,7 +250,7 @@ int Main(int argc, char** argv) {
       break;
     }
     max_gap = std::max(max_gap, Seconds(Clock::now() - asked));
-    if (next->kind != Channel<TensorBatch>::GetResult::Kind::kItem) {
+    if (next->kind != Channel<TypedBatch>::GetResult::Kind::kItem) {
       failure = "hang: no batch for 5 s";
       break;
     }

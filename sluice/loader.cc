@@ -4,7 +4,8 @@
 
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
-#include "stages/lc0/format/tensor_batch.h"
+#include "engine/dtype.h"
+#include "engine/typed_batch.h"
 #include "stages/stage_factory.h"
 
 namespace sluice {
@@ -44,22 +45,18 @@ void Loader::Start() { impl_->Start(); }
 void Loader::Stop() { impl_->Stop(); }
 
 std::optional<Batch> Loader::Next(std::string_view output) {
-  std::optional<lc0::TensorBatch> batch =
-      impl_->GetNext<lc0::TensorBatch>(output);
+  std::optional<TypedBatch> batch = impl_->GetNext<TypedBatch>(output);
   if (!batch.has_value()) return std::nullopt;
-  const size_t size = batch->size();
   std::vector<Tensor> tensors;
-  for (lc0::TensorId id :
-       {lc0::TensorId::kPlanes, lc0::TensorId::kProbs, lc0::TensorId::kWinner,
-        lc0::TensorId::kBestQ, lc0::TensorId::kPliesLeft}) {
-    const lc0::TensorView view = batch->view(id);
-    tensors.push_back({std::string(view.name), "float32", view.data,
-                       std::vector<int64_t>(view.shape.begin(),
-                                            view.shape.begin() + view.rank),
-                       view.bytes});
+  tensors.reserve(batch->tensors().size());
+  for (const BatchTensor& tensor : batch->tensors()) {
+    tensors.push_back({.name = tensor.name,
+                       .dtype = std::string(DTypeName(tensor.dtype)),
+                       .data = tensor.data,
+                       .shape = tensor.shape,
+                       .bytes = tensor.bytes});
   }
-  std::shared_ptr<void> buffer = std::move(*batch).ReleaseOwnership();
-  return Batch(std::move(buffer), size, std::move(tensors));
+  return Batch(batch->owner(), batch->size(), std::move(tensors));
 }
 
 DataLoaderMetricsProto Loader::Metrics() { return impl_->GetMetrics(); }

@@ -3,9 +3,12 @@
 #include "absl/strings/str_cat.h"
 #include "stages/batch_queue/batch_file_reader.h"
 #include "stages/batch_queue/batch_file_writer.h"
+#include "stages/generic/arrow_source.h"
+#include "stages/generic/batcher.h"
 #include "stages/generic/counting_source.h"
 #include "stages/generic/file_path_provider.h"
 #include "stages/generic/pass_through.h"
+#include "stages/generic/shuffle_buffer.h"
 #include "stages/lc0/chunk_source_loader.h"
 #include "stages/lc0/chunk_source_splitter.h"
 #include "stages/lc0/chunk_unpacker.h"
@@ -22,6 +25,12 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
       return CountingSource::Create(context);
     case StageConfig::kPassThroughFieldNumber:
       return PassThrough::Create(context);
+    case StageConfig::kArrowSourceFieldNumber:
+      return ArrowSource::Create(context);
+    case StageConfig::kShuffleBufferFieldNumber:
+      return ShuffleBuffer::Create(context);
+    case StageConfig::kBatcherFieldNumber:
+      return Batcher::Create(context);
     case StageConfig::kFilePathProviderFieldNumber:
       return FilePathProvider::Create(context);
     case StageConfig::kChunkSourceLoaderFieldNumber:

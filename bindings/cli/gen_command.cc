@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "bindings/cli/arrow_data.h"
 #include "bindings/cli/flags.h"
 #include "stages/lc0/format/data_generator.h"
 
@@ -24,7 +25,10 @@ constexpr char kUsage[] =
     "  --format F         input format 1 (classical, default) or 3\n"
     "  --version V        record version 3, 4, 5 or 6 (default 6)\n"
     "  --seed S           random seed (default 1)\n"
-    "  --games-per-tar K  games per archive in tar mode (default 100)\n";
+    "  --games-per-tar K  games per archive in tar mode (default 100)\n"
+    "\n"
+    "sluice gen arrow DIR --rows N ...: synthetic Arrow IPC files (see\n"
+    "sluice gen arrow --help).\n";
 
 constexpr int kUsageError = 2;
 constexpr int kFailure = 1;
@@ -38,6 +42,9 @@ int UsageError(std::ostream& err, absl::string_view message) {
 
 int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
+  if (!args.empty() && args[0] == "arrow") {
+    return RunGenArrowCommand(args, out, err);
+  }
   absl::StatusOr<ParsedArgs> parsed =
       ParseArgs(args, {"games", "format", "version", "seed", "games-per-tar"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());

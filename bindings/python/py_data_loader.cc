@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "bindings/python/batch_conversion.h"
-#include "stages/lc0/format/tensor_batch.h"
+#include "engine/typed_batch.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::python {
@@ -64,8 +64,8 @@ py::object PyDataLoader::GetNext(const std::string& alias) {
   absl::StatusOr<ChannelBase*> output = loader_.pipeline().FindOutput(alias);
   ThrowIfError(output.status());
   const std::type_index type = (*output)->element_type();
-  if (type == typeid(lc0::TensorBatch)) {
-    std::optional<lc0::TensorBatch> batch = Pull<lc0::TensorBatch>(alias);
+  if (type == typeid(TypedBatch)) {
+    std::optional<TypedBatch> batch = Pull<TypedBatch>(alias);
     if (!batch.has_value()) return py::none();
     return BatchToArrays(std::move(*batch));
   }
@@ -77,8 +77,8 @@ py::object PyDataLoader::GetNext(const std::string& alias) {
   throw py::type_error(
       "get_next: output '" + alias + "' carries " +
       std::string((*output)->element_type_name()) +
-      ", which has no Python form (Python reads lc0::TensorBatch and "
-      "uint64_t outputs)");
+      ", which has no Python form (Python reads TypedBatch and uint64_t "
+      "outputs)");
 }
 
 py::bytes PyDataLoader::Metrics() {

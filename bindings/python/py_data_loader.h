@@ -5,7 +5,7 @@
 //
 //   loader = _sluice.DataLoader(config.SerializeToString())
 //   loader.start()
-//   batch = loader.get_next("")   # tuple of 5 arrays, an int, or None
+//   batch = loader.get_next("")   # dict of arrays, an int, or None
 //   loader.stop()
 //
 // Promises:
@@ -51,8 +51,9 @@ class PyDataLoader {
   // Stops the pipeline and joins its threads; idempotent. Items already
   // handed out (arrays) stay valid.
   void Stop();
-  // The next item of output `alias` ("" is the first output): a tuple of
-  // numpy arrays for TensorBatch outputs, an int for uint64_t outputs;
+  // The next item of output `alias` ("" is the first output): a dict of
+  // tensor name to numpy array for TypedBatch outputs (BatchToArrays), an
+  // int for uint64_t outputs;
   // None at end of stream or once stopped.
   pybind11::object GetNext(const std::string& alias);
   // The latest metrics snapshot, a serialized DataLoaderMetricsProto.

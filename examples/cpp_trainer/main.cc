@@ -29,12 +29,13 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop.store(true); }
 
-// The toy training step: touches every float of the batch.
+// The toy training step: touches every float of the batch (lc0's tensors
+// are all float32; data_as checks that).
 double TrainingStep(const sluice::Batch& batch) {
   double checksum = 0;
   for (const sluice::Tensor& tensor : batch.tensors()) {
-    const size_t count = tensor.bytes / sizeof(float);
-    for (size_t i = 0; i < count; ++i) checksum += tensor.data[i];
+    const float* values = tensor.data_as<float>();
+    for (size_t i = 0; i < tensor.elements(); ++i) checksum += values[i];
   }
   return checksum;
 }
@@ -42,9 +43,10 @@ double TrainingStep(const sluice::Batch& batch) {
 // Non-zero entries of the planes tensor: independent of position order.
 long NonZeroPlaneEntries(const sluice::Batch& batch) {
   const sluice::Tensor& planes = batch.tensor("planes");
+  const float* values = planes.data_as<float>();
   long count = 0;
-  for (size_t i = 0; i < planes.bytes / sizeof(float); ++i) {
-    count += planes.data[i] != 0.0f;
+  for (size_t i = 0; i < planes.elements(); ++i) {
+    count += values[i] != 0.0f;
   }
   return count;
 }

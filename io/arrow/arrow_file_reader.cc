@@ -1,5 +1,6 @@
 #include "io/arrow/arrow_file_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -7,6 +8,10 @@
 #include "io/arrow/internal/ipc_format.h"
 
 namespace sluice::io::arrow {
+
+bool IsArrowFileStart(std::span<const std::byte> head) {
+  return head.size() >= kArrowFileMagicBytes && internal::HasFileMagic(head);
+}
 
 ArrowFileReader::ArrowFileReader(AsyncFileReader& reader,
                                  internal::ReadOnlyFile file, IpcLimits limits,
@@ -68,6 +73,41 @@ ArrowFileReader::Open(AsyncFileReader& reader, std::string path,
   if (!footer.ok()) co_return footer.status();
   co_return std::unique_ptr<ArrowFileReader>(new ArrowFileReader(
       reader, *std::move(file), limits, *std::move(footer)));
+}
+
+asio::awaitable<absl::StatusOr<std::vector<int64_t>>>
+ArrowFileReader::RecordBatchRows() const {
+  std::vector<int64_t> rows;
+  std::vector<std::byte> bytes;
+  for (size_t i = 0; i < footer_.record_batches.size(); ++i) {
+    const internal::FileBlock& block = footer_.record_batches[i];
+    bytes.resize(block.metadata_bytes);
+    absl::Status read =
+        co_await file_.ReadExactly(reader_, block.offset, bytes);
+    if (!read.ok()) co_return read;
+    const std::span<const std::byte> all(bytes);
+    absl::StatusOr<internal::MessagePrefix> prefix =
+        internal::ParseMessagePrefix(
+            all.first(std::min<size_t>(all.size(), internal::kMaxPrefixBytes)),
+            path(), limits_);
+    if (!prefix.ok()) co_return prefix.status();
+    if (prefix->end_of_stream || prefix->prefix_bytes + prefix->metadata_bytes >
+                                     static_cast<int64_t>(all.size())) {
+      co_return absl::DataLossError(absl::StrCat(
+          path(), ": record batch ", i, " metadata overruns its block"));
+    }
+    absl::StatusOr<internal::VerifiedMessage> message =
+        internal::VerifiedMessage::Verify(
+            all.subspan(prefix->prefix_bytes, prefix->metadata_bytes), path());
+    if (!message.ok()) co_return message.status();
+    const auto* batch = message->get().header_as_RecordBatch();
+    if (batch == nullptr || batch->length() < 0) {
+      co_return absl::DataLossError(absl::StrCat(
+          path(), ": block ", i, " is not a valid record batch message"));
+    }
+    rows.push_back(batch->length());
+  }
+  co_return rows;
 }
 
 asio::awaitable<absl::StatusOr<RecordBatch>> ArrowFileReader::ReadRecordBatch(

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@
 
 namespace sluice::io::arrow {
 
+// Bytes of a file's start that IsArrowFileStart needs.
+inline constexpr size_t kArrowFileMagicBytes = 6;
+
+// Whether `head` (a file's first bytes) starts with the IPC file format's
+// magic "ARROW1"; a stream-format file does not.
+bool IsArrowFileStart(std::span<const std::byte> head);
+
 class ArrowFileReader {
  public:
   // Opens `path` and reads its footer and schema.
@@ -55,6 +63,11 @@ class ArrowFileReader {
   int num_record_batches() const {
     return static_cast<int>(footer_.record_batches.size());
   }
+
+  // The rows of every record batch, in order, from each batch's metadata
+  // alone (one small read per batch, no body): what a reader needs to index
+  // rows before reading them.
+  asio::awaitable<absl::StatusOr<std::vector<int64_t>>> RecordBatchRows() const;
 
   // Reads record batch `index` (in [0, num_record_batches())) into
   // `buffer`, which the returned batch owns (TakeBuffer gives it back).

@@ -14,13 +14,11 @@
 #include "engine/status_macros.h"
 #include "io/batch_file_meta.h"
 #include "io/batch_queue_layout.h"
-#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "stages/batch_queue/internal/batch_file.h"
 #include "stages/batch_queue/internal/queue_config_check.h"
 
 namespace sluice::batch_queue {
 namespace {
-
-using lc0::TensorBatch;
 
 // Unused batch buffers kept for reuse.
 constexpr size_t kPooledBuffers = 8;
@@ -49,7 +47,7 @@ absl::StatusOr<std::unique_ptr<Stage>> BatchFileReader::Create(
 
 BatchFileReader::BatchFileReader(const StageContext& context,
                                  const BatchFileReaderConfig& config)
-    : Stage(context), config_(config), output_(AddOutput<TensorBatch>()) {}
+    : Stage(context), config_(config), output_(AddOutput<TypedBatch>()) {}
 
 void BatchFileReader::Start(const StageRuntime& runtime) {
   runtime_ = runtime;
@@ -90,8 +88,15 @@ asio::awaitable<bool> BatchFileReader::AwaitMeta() {
   while (true) {
     absl::StatusOr<DatasetMeta> meta = ReadDatasetMeta(config_.root());
     if (meta.ok()) {
-      ThrowIfError(CheckSameSchema(Lc0BatchSchema(), meta->batch_schema,
-                                   config_.root() + "/meta.json"));
+      absl::StatusOr<std::vector<BatchTensorSpec>> specs =
+          TensorSpecsOf(meta->batch_schema);
+      if (!specs.ok()) {
+        ThrowIfError(absl::InvalidArgumentError(
+            absl::StrCat(config_.root(), "/meta.json: batch_schema: ",
+                         std::string(specs.status().message()))));
+      }
+      schema_ = meta->batch_schema;
+      specs_ = *std::move(specs);
       co_return true;
     }
     if (!absl::IsNotFound(meta.status())) {
@@ -145,9 +150,9 @@ asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
                                                 bool consume) {
   const std::string path = absl::StrCat(dir, "/", name);
   {
-    absl::StatusOr<Lc0BatchFile> file =
+    absl::StatusOr<BatchFile> file =
         co_await runtime_.executor->blocking_io().Run(
-            [&path] { return Lc0BatchFile::Open(path); });
+            [&] { return BatchFile::Open(path, schema_); });
     if (absl::IsNotFound(file.status())) co_return true;
     if (absl::IsDataLoss(file.status())) {
       Quarantine(dir, name);
@@ -155,19 +160,18 @@ asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
     }
     ThrowIfError(file.status());
     const auto batch_size = static_cast<size_t>(file->info().batch_size);
-    if (pool_ == nullptr ||
-        pool_->bytes() != TensorBatch::AllocationBytes(batch_size)) {
-      pool_ = BatchBufferPool::Create(TensorBatch::AllocationBytes(batch_size),
-                                      kPooledBuffers);
+    const size_t batch_bytes = TypedBatch::AllocationBytes(specs_, batch_size);
+    if (pool_ == nullptr || pool_->bytes() != batch_bytes) {
+      pool_ = BatchBufferPool::Create(batch_bytes, kPooledBuffers);
     }
     for (int64_t b = 0; b < file->info().num_batches; ++b) {
-      absl::StatusOr<TensorBatch> batch = co_await ReadBatch(*file, b);
+      absl::StatusOr<TypedBatch> batch = co_await ReadBatch(*file, b);
       if (absl::IsDataLoss(batch.status())) {
         Quarantine(dir, name);
         co_return true;
       }
       ThrowIfError(batch.status());
-      TensorBatch item = *std::move(batch);
+      TypedBatch item = *std::move(batch);
       if (!co_await output_->Send(std::move(item), load_meter())) {
         co_return false;
       }
@@ -187,15 +191,15 @@ asio::awaitable<bool> BatchFileReader::ReadFile(std::string dir,
   co_return true;
 }
 
-asio::awaitable<absl::StatusOr<TensorBatch>> BatchFileReader::ReadBatch(
-    const Lc0BatchFile& file, int64_t index) {
-  absl::StatusOr<TensorBatch> batch =
-      TensorBatch::Create(static_cast<size_t>(file.info().batch_size), pool_);
+asio::awaitable<absl::StatusOr<TypedBatch>> BatchFileReader::ReadBatch(
+    const BatchFile& file, int64_t index) {
+  absl::StatusOr<TypedBatch> batch = TypedBatch::Allocate(
+      specs_, static_cast<size_t>(file.info().batch_size), pool_);
   if (!batch.ok()) co_return batch.status();
-  absl::StatusOr<std::array<Lc0BatchFile::Piece, lc0::kNumTensors>> pieces =
+  absl::StatusOr<std::vector<BatchFile::Piece>> pieces =
       file.Pieces(index, *batch);
   if (!pieces.ok()) co_return pieces.status();
-  for (const Lc0BatchFile::Piece& piece : *pieces) {
+  for (const BatchFile::Piece& piece : *pieces) {
     absl::StatusOr<size_t> got =
         co_await runtime_.executor->file_reader().ReadFullyAt(
             file.fd(), piece.offset, piece.data);

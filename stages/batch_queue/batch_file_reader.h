@@ -1,4 +1,4 @@
-// BatchFileReader: a source emitting, as lc0::TensorBatch, the batches of a
+// BatchFileReader: a source emitting, as TypedBatch, the batches of a
 // batch-file queue written by BatchFileWriter or sluice.DataProvider
 // (stages/batch_queue/README.md). Output "output".
 //
@@ -10,8 +10,9 @@
 // Promises:
 // - Waits for <root>/meta.json (woken by inotify, re-checking every
 //   `poll_interval_ms` in any case), then
-//   fails the pipeline unless it is valid and its batch_schema is the
-//   TensorBatch schema (the error names the key or field).
+//   fails the pipeline unless it is valid and every field of its
+//   batch_schema has a dtype sluice carries (the error names the key or
+//   field); the batches are TypedBatch-es of that schema.
 // - Takes the files of <root>/queue/<split>/ in (timestamp, sequence) order;
 //   dot-files (temporaries) and other names are never read.
 // - Emits every batch of a file in order, then deletes the file: a file is
@@ -47,13 +48,15 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/batch_buffer_pool.h"
 #include "engine/stage.h"
-#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "engine/typed_batch.h"
+#include "io/batch_file_meta.h"
+#include "stages/batch_queue/internal/batch_file.h"
 #include "stages/batch_queue/internal/queue_watch.h"
-#include "stages/lc0/format/tensor_batch.h"
 
 namespace sluice::batch_queue {
 
@@ -81,8 +84,8 @@ class BatchFileReader final : public Stage {
   asio::awaitable<bool> ReadFile(std::string dir, std::string name,
                                  bool consume);
   // Batch `index` of `file`, read through the executor's file reader.
-  asio::awaitable<absl::StatusOr<lc0::TensorBatch>> ReadBatch(
-      const Lc0BatchFile& file, int64_t index);
+  asio::awaitable<absl::StatusOr<TypedBatch>> ReadBatch(const BatchFile& file,
+                                                        int64_t index);
   // Deletes the consumed file `path` (named `name` in deleting_), retrying.
   asio::awaitable<void> Delete(std::string path, std::string name);
   void Quarantine(const std::string& dir, const std::string& name);
@@ -91,7 +94,7 @@ class BatchFileReader final : public Stage {
   asio::awaitable<bool> IdleWait();
 
   const BatchFileReaderConfig config_;
-  Channel<lc0::TensorBatch>* output_;
+  Channel<TypedBatch>* output_;
   StageRuntime runtime_{};
   QueueWatch watch_{IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE};
   std::mutex deleting_mu_;
@@ -99,6 +102,10 @@ class BatchFileReader final : public Stage {
   std::set<std::string> deleting_;
   // Recycles batch buffers (of the latest file's batch size).
   std::shared_ptr<BatchBufferPool> pool_;
+  // meta.json's batch_schema and the tensors a batch of it is made of; set
+  // once meta.json is read.
+  std::vector<FieldSpec> schema_;
+  std::vector<BatchTensorSpec> specs_;
   std::chrono::steady_clock::time_point idle_since_;
   std::atomic<uint64_t> files_consumed_{0};
   std::atomic<uint64_t> batches_emitted_{0};

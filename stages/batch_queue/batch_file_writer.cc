@@ -1,20 +1,21 @@
 #include "stages/batch_queue/batch_file_writer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/status_macros.h"
 #include "io/batch_file_meta.h"
 #include "io/batch_queue_layout.h"
-#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "stages/batch_queue/internal/batch_file.h"
 #include "stages/batch_queue/internal/queue_config_check.h"
 
 namespace sluice::batch_queue {
 namespace {
-
-using lc0::TensorBatch;
 
 // Throws `status` as the stage's failure (the pipeline reports it).
 void ThrowIfError(const absl::Status& status) {
@@ -49,14 +50,25 @@ absl::StatusOr<std::unique_ptr<Stage>> BatchFileWriter::Create(
   if (config.poll_interval_ms() == 0) {
     return context.FieldError("poll_interval_ms", "must be at least 1");
   }
-  SLUICE_ASSIGN_OR_RETURN(Channel<TensorBatch> * input,
-                          context.SingleInput<TensorBatch>());
+  // meta.json's training types (io/batch_file_meta.h).
+  constexpr std::string_view kTrainingTypes[] = {
+      "LM", "MLM", "CLASSIFICATION", "TOKEN_CLASSIFICATION", "SEQUENCE_SCORING",
+      "LC0"};
+  if (std::find(std::begin(kTrainingTypes), std::end(kTrainingTypes),
+                config.training_type()) == std::end(kTrainingTypes)) {
+    return context.FieldError(
+        "training_type",
+        "must be LM, MLM, CLASSIFICATION, TOKEN_CLASSIFICATION, "
+        "SEQUENCE_SCORING or LC0");
+  }
+  SLUICE_ASSIGN_OR_RETURN(Channel<TypedBatch> * input,
+                          context.SingleInput<TypedBatch>());
   return std::unique_ptr<Stage>(new BatchFileWriter(context, config, input));
 }
 
 BatchFileWriter::BatchFileWriter(const StageContext& context,
                                  const BatchFileWriterConfig& config,
-                                 Channel<TensorBatch>* input)
+                                 Channel<TypedBatch>* input)
     : Stage(context),
       config_(config),
       dir_(QueueDir(config.root(), config.split())),
@@ -73,12 +85,12 @@ void BatchFileWriter::Stop() {
   watch_.Stop();
 }
 
-void BatchFileWriter::PrepareRoot() {
+void BatchFileWriter::PrepareRoot(const std::vector<FieldSpec>& schema) {
   ThrowIfError(MakeDirs(dir_));
   DatasetMeta wanted{.dataset_name = config_.dataset_name(),
-                     .training_type = "LC0",
+                     .training_type = config_.training_type(),
                      .batch_size = config_.batch_size(),
-                     .batch_schema = Lc0BatchSchema()};
+                     .batch_schema = schema};
   absl::StatusOr<DatasetMeta> existing = ReadDatasetMeta(config_.root());
   if (absl::IsNotFound(existing.status())) {
     ThrowIfError(WriteDatasetMeta(config_.root(), wanted));
@@ -109,11 +121,15 @@ asio::awaitable<void> BatchFileWriter::Write() {
     ~EndWatch() { watch->Stop(); }
     QueueWatch* watch;
   } end_watch{&watch_};
-  PrepareRoot();
-  std::vector<TensorBatch> group;
-  while (std::optional<TensorBatch> batch =
+  std::vector<TypedBatch> group;
+  bool prepared = false;
+  while (std::optional<TypedBatch> batch =
              co_await input_->Receive(load_meter())) {
     if (batch->size() == 0) continue;
+    if (!prepared) {
+      PrepareRoot(BatchSchemaOf(*batch));
+      prepared = true;
+    }
     if (!group.empty() && batch->size() != group.front().size()) {
       if (!co_await Flush(group)) co_return;
     }
@@ -125,7 +141,7 @@ asio::awaitable<void> BatchFileWriter::Write() {
   if (!group.empty() && !abort_signal().aborted()) co_await Flush(group);
 }
 
-asio::awaitable<bool> BatchFileWriter::Flush(std::vector<TensorBatch>& group) {
+asio::awaitable<bool> BatchFileWriter::Flush(std::vector<TypedBatch>& group) {
   const auto wait_start = std::chrono::steady_clock::now();
   while (true) {
     absl::StatusOr<std::vector<QueueFile>> files = ListQueueFiles(dir_);
@@ -145,8 +161,8 @@ asio::awaitable<bool> BatchFileWriter::Flush(std::vector<TensorBatch>& group) {
   uint64_t bytes = 0;
   absl::StatusOr<std::string> name =
       co_await runtime_.executor->blocking_io().Run([&] {
-        return WriteLc0BatchFile(dir_, config_.split(), next_sequence_,
-                                 NowMillis(), group, &bytes);
+        return WriteBatchFile(dir_, config_.split(), next_sequence_,
+                              NowMillis(), group, &bytes);
       });
   ThrowIfError(name.status());
   ++next_sequence_;

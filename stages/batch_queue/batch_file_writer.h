@@ -1,6 +1,7 @@
-// BatchFileWriter: a sink writing the lc0::TensorBatch-es of its one input
-// into a batch-file queue (stages/batch_queue/README.md), for a consumer
-// process (BatchFileReader, or sluice.DatasetConsumer in Python).
+// BatchFileWriter: a sink writing the TypedBatch-es of its one input (any
+// workload's tensors) into a batch-file queue (stages/batch_queue/README.md),
+// for a consumer process (BatchFileReader, or sluice.DatasetConsumer in
+// Python).
 //
 //   stage {
 //     name: "queue"  input: "tensors"
@@ -9,8 +10,11 @@
 //   }
 //
 // Promises:
-// - On start, writes <root>/meta.json when absent; when present, fails the
-//   pipeline unless it matches the config (the error names the key).
+// - When the first batch arrives, writes <root>/meta.json when absent, its
+//   batch_schema the batch's tensors (name, dtype, shape per example; role
+//   "input" for the first, "target" for the others); when present, fails
+//   the pipeline unless it matches the config and that schema (the error
+//   names the key or field). Every later batch must have the same schema.
 // - Groups `batches_per_file` batches of the same size per file; a batch of
 //   another size (the final partial batch) closes the group. When the input
 //   ends, the remaining group is written (unless the stage was stopped).
@@ -38,8 +42,9 @@
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "engine/typed_batch.h"
+#include "io/batch_file_meta.h"
 #include "stages/batch_queue/internal/queue_watch.h"
-#include "stages/lc0/format/tensor_batch.h"
 
 namespace sluice::batch_queue {
 
@@ -47,7 +52,7 @@ class BatchFileWriter final : public Stage {
  public:
   // Errors: a missing root, split, dataset_name or batch_size, a split that
   // is not [A-Za-z0-9_]+, batches_per_file, max_backlog_files or
-  // poll_interval_ms of 0, an input that is not one TensorBatch channel.
+  // poll_interval_ms of 0, an input that is not one TypedBatch channel.
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);
 
@@ -60,16 +65,18 @@ class BatchFileWriter final : public Stage {
  private:
   BatchFileWriter(const StageContext& context,
                   const BatchFileWriterConfig& config,
-                  Channel<lc0::TensorBatch>* input);
+                  Channel<TypedBatch>* input);
   asio::awaitable<void> Write();
   // Waits for room, then writes `group` as the next file and clears it.
   // False when stopped while waiting.
-  asio::awaitable<bool> Flush(std::vector<lc0::TensorBatch>& group);
-  void PrepareRoot();
+  asio::awaitable<bool> Flush(std::vector<TypedBatch>& group);
+  // Writes or checks meta.json for batches of `schema`; finds the next
+  // sequence number.
+  void PrepareRoot(const std::vector<FieldSpec>& schema);
 
   const BatchFileWriterConfig config_;
   const std::string dir_;
-  Channel<lc0::TensorBatch>* input_;
+  Channel<TypedBatch>* input_;
   StageRuntime runtime_{};
   QueueWatch watch_{IN_DELETE | IN_MOVED_FROM};
   int64_t next_sequence_ = 1;

@@ -25,17 +25,17 @@
 //   stage name, so parallel samplers are independent and reproducible.
 // - One coroutine; it yields to the executor every few thousand frames.
 //   Stop() ends it at its next channel wait.
+// The reservoir is the generic one (stages/generic/reservoir_shuffler.h),
+// shared with the shuffle_buffer stage of Examples.
 #ifndef SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 #define SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/stable_hash.h"
 #include "engine/stage.h"
+#include "stages/generic/reservoir_shuffler.h"
 #include "stages/lc0/frame.h"
 
 namespace sluice::lc0 {
@@ -55,24 +55,10 @@ class ShufflingFrameSampler final : public Stage {
  private:
   ShufflingFrameSampler(const StageContext& context, uint64_t reservoir_size,
                         uint64_t min_fill, Channel<Frame>* input);
-  asio::awaitable<void> Run();
-  // Emits residents without waiting while the output has room and the
-  // reservoir is above min_fill.
-  void EmitWhileRoom();
-  // Removes resident `slot` (the last one takes its place).
-  Frame TakeSlot(size_t slot);
-  void UpdateFill();
 
-  const uint64_t reservoir_size_;
-  const uint64_t min_fill_;
   Channel<Frame>* const input_;
   Channel<Frame>* const output_;
-  // Touched only by the one coroutine.
-  std::vector<Frame> reservoir_;
-  StableRandom random_;
-  std::atomic<uint64_t> fill_{0};
-  std::atomic<uint64_t> received_{0};
-  std::atomic<uint64_t> emitted_{0};
+  ReservoirShuffler<Frame> shuffler_;
 };
 
 }  // namespace sluice::lc0

@@ -63,7 +63,7 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       config_(config),
       expander_(expander),
       input_(input),
-      output_(AddOutput<TensorBatch>("output", 4)),
+      output_(AddOutput<TypedBatch>("output", 4)),
       // Enough free buffers for the batches a consumer and the output
       // channel hold at once, so steady state allocates nothing.
       buffers_(BatchBufferPool::Create(
@@ -105,7 +105,8 @@ asio::awaitable<void> TensorGenerator::Build() {
       }
       if (std::optional<TensorBatch> full = FinishSlots(run)) {
         RecordBatch(*full);
-        output_open = co_await output_->Send(std::move(*full), load_meter());
+        output_open = co_await output_->Send(std::move(*full).ToTypedBatch(),
+                                             load_meter());
       }
     }
     since_yield += frames.size();
@@ -119,7 +120,7 @@ asio::awaitable<void> TensorGenerator::Build() {
   }
   if (std::optional<TensorBatch> remainder = TakeRemainder()) {
     RecordBatch(*remainder);
-    co_await output_->Send(std::move(*remainder), load_meter());
+    co_await output_->Send(std::move(*remainder).ToTypedBatch(), load_meter());
   }
 }
 

@@ -1,16 +1,19 @@
 // TensorGenerator: batches frames into the five training tensors (FORMAT.md,
 // "The training tuple"), bit for bit as the reference reader. Input:
-// lc0::Frame; output "output": lc0::TensorBatch.
+// lc0::Frame; output "output": TypedBatch (engine/typed_batch.h) of five
+// float32 tensors, in this order: planes (B, 112, 8, 8), probs (B, 1858),
+// winner (B, 3), best_q (B, 3), plies_left (B); example ids are the games.
 //
 //   stage {
 //     name: "tensors"  input: "sampler"
 //     tensor_generator { batch_size: 1024 input_format: 3 }
 //   }
-//   std::optional<lc0::TensorBatch> batch = loader.GetNext<lc0::TensorBatch>();
+//   std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
 //
 // Promises:
-// - Each batch is one 64-byte-aligned allocation, written in place and
-//   handed downstream by move (TensorBatch is a move-only owner): no copy.
+// - Each batch is one 64-byte-aligned allocation (lc0::TensorBatch),
+//   written in place and handed downstream as a TypedBatch over the same
+//   memory: no copy.
 // - Batches hold `batch_size` positions; when the input ends, the last
 //   positions go out as one partial batch with its true size, so a finite
 //   stream (eval) yields every position exactly once. An empty remainder
@@ -38,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "engine/batch_buffer_pool.h"
 #include "engine/stage.h"
+#include "engine/typed_batch.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/lc0/format/tensor_expansion.h"
 #include "stages/lc0/frame.h"
@@ -108,7 +112,7 @@ class TensorGenerator final : public Stage {
   const TensorGeneratorConfig config_;
   const TensorExpander expander_;
   Channel<Frame>* const input_;
-  Channel<TensorBatch>* const output_;
+  Channel<TypedBatch>* const output_;
   const std::shared_ptr<BatchBufferPool> buffers_;
   std::mutex fill_mu_;
   std::shared_ptr<SharedBatch> open_;  // guarded by fill_mu_

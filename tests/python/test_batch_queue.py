@@ -191,3 +191,67 @@ def test_lc0_queue_producer_example(tmp_path):
     consumed = int(result.stdout.split("consumed ")[1].split()[0])
     assert consumed > 0
     assert bq.list_queue(tmp_path / "queue" / "queue" / "train") == []
+
+
+class TypedProvider(sluice.DataProvider):
+    """Every dtype sluice carries, for the C++ reader."""
+
+    FIELDS = [("label", "I64", [], np.int64), ("pixels", "U8", [2, 3], np.uint8),
+              ("mask", "BOOL", [4], np.bool_), ("half", "F16", [2], np.float16),
+              ("wide", "F64", [], np.float64), ("small", "I8", [3], np.int8),
+              ("short", "I16", [], np.int16), ("word", "I32", [2], np.int32),
+              ("x", "F32", [5], np.float32)]
+
+    def build_meta(self):
+        return {"dataset_name": "typed", "training_type": "CLASSIFICATION",
+                "batch_schema": [{"name": n, "dtype": d, "shape": s,
+                                  "role": "input" if n == "x" else "target"}
+                                 for n, d, s, _ in self.FIELDS],
+                "split_info": {}}
+
+    def sample_batch(self, split, rng):
+        batch = {}
+        for name, _, shape, dtype in self.FIELDS:
+            values = rng.integers(-100, 100, size=(self.batch_size, *shape))
+            batch[name] = (values > 0 if dtype is np.bool_ else
+                           values.astype(dtype))
+        return batch
+
+
+def test_typed_tensors_through_the_cpp_reader(tmp_path):
+    provider = TypedProvider(tmp_path, batch_size=3, batches_per_file=2,
+                             max_backlog_files=10)
+    provider.run(splits=("train",), max_files=1)
+    expected = bq.read_batch_file(
+        tmp_path / "queue" / "train" /
+        bq.list_queue(tmp_path / "queue" / "train")[0])[1]
+    config = sluice.DataLoaderConfig()
+    stage = config.stage.add(name="reader")
+    stage.batch_file_reader.root = str(tmp_path)
+    stage.batch_file_reader.split = "train"
+    stage.batch_file_reader.idle_timeout_ms = 200
+    with sluice.DataLoader(config) as loader:
+        got = list(loader)
+    assert len(got) == 2
+    for i, batch in enumerate(got):
+        # Not lc0's five tensors: a read-only mapping with attribute access.
+        assert isinstance(batch, sluice.Tensors)
+        assert list(batch) == [name for name, *_ in TypedProvider.FIELDS]
+        for name, _, shape, dtype in TypedProvider.FIELDS:
+            array = batch[name]
+            assert array.dtype == np.dtype(dtype), name
+            assert array.shape == (3, *shape), name
+            np.testing.assert_array_equal(array,
+                                          expected[name][i * 3:i * 3 + 3])
+        assert batch.label is batch["label"]
+        with pytest.raises(AttributeError, match="no tensor 'nope'"):
+            batch.nope
+        with pytest.raises(AttributeError, match="read-only"):
+            batch.label = None
+        plain = batch.to_dict()
+        assert type(plain) is dict and plain.keys() == batch.keys()
+        plain["extra"] = 1  # a plain dict is mutable; the batch is not
+        assert "extra" not in batch
+        assert "label: int64[3]" in repr(batch)
+    # The arrays own their buffer: they stay valid after the loader is gone.
+    np.testing.assert_array_equal(got[1].label, expected["label"][3:6])

@@ -78,8 +78,8 @@ DataLoaderConfig SmallTrainConfig(const std::string& dir) {
 
 // Pulls one batch, failing the test if none comes within a generous bound.
 void PullOne(DataLoader& loader) {
-  auto result = loader.GetNextFor<TensorBatch>("", std::chrono::seconds(60));
-  ASSERT_EQ(result.kind, Channel<TensorBatch>::GetResult::Kind::kItem);
+  auto result = loader.GetNextFor<TypedBatch>("", std::chrono::seconds(60));
+  ASSERT_EQ(result.kind, Channel<TypedBatch>::GetResult::Kind::kItem);
 }
 
 TEST(DamagedInputTest, TrainingGoesOnWhenFilesAreDeletedTruncatedOrReplaced) {

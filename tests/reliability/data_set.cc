@@ -51,8 +51,7 @@ void AddCounts(const HashCounts& more, HashCounts* into) {
 size_t CountPositions(DataLoader& loader, const std::string& alias,
                       HashCounts* counts) {
   size_t batches = 0;
-  while (std::optional<TensorBatch> batch =
-             loader.GetNext<TensorBatch>(alias)) {
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>(alias)) {
     ++batches;
     for (size_t slot = 0; slot < batch->size(); ++slot) {
       ++(*counts)[PositionHash(*batch, slot)];

@@ -99,7 +99,7 @@ TEST(ShutdownTest, StopRacingGetNextFromSeveralThreadsAlwaysReturns) {
     for (int i = 0; i < 4; ++i) {
       consumers.emplace_back([&] {
         try {
-          while (loader.GetNext<TensorBatch>().has_value()) {
+          while (loader.GetNext<TypedBatch>().has_value()) {
             batches.fetch_add(1);
           }
         } catch (const std::exception& error) {
@@ -169,7 +169,7 @@ TEST(ShutdownTest, AStalledConsumerLeavesQueuesAndMemoryBounded) {
   DataLoader loader(CreateStage);
   loader.Configure(config);
   loader.Start();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(loader.GetNext<TensorBatch>());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(loader.GetNext<TypedBatch>());
   const auto stall_end =
       std::chrono::steady_clock::now() + std::chrono::seconds(10);
   uint64_t peak = 0, snapshots = 0;
@@ -189,7 +189,7 @@ TEST(ShutdownTest, AStalledConsumerLeavesQueuesAndMemoryBounded) {
   EXPECT_LE(peak - std::min(peak, before), bound)
       << "peak " << peak << " before " << before;
   // Pulling again resumes the stream.
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(loader.GetNext<TensorBatch>());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(loader.GetNext<TypedBatch>());
   loader.Stop();
 }
 

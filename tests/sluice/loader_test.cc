@@ -1,6 +1,7 @@
 #include "sluice/loader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -110,6 +111,78 @@ TEST(LoaderTest, BatchOutlivesTheLoaderAndMatchesTheGoldenTensors) {
   EXPECT_EQ(rows, GoldenPlaneRows("v6_fmt1_a"));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(batch->tensor("planes").data) % 64, 0u);
   EXPECT_THROW(batch->tensor("nope"), std::out_of_range);
+  // The typed accessor checks the element type.
+  EXPECT_EQ(batch->tensor("planes").data_as<float>(),
+            batch->tensor("planes").data);
+  EXPECT_THROW(batch->tensor("planes").data_as<int64_t>(),
+               std::invalid_argument);
+  EXPECT_EQ(batch->tensor("probs").elements(), 16u * 1858);
+}
+
+// A batch-file queue at `root` holding one file of two examples of three
+// tensors of other dtypes than float32, written by hand (safetensors).
+void WriteTypedQueue(const fs::path& root) {
+  const std::string schema =
+      R"([{"name":"label","dtype":"I64","shape":[],"role":"input"},)"
+      R"({"name":"pixels","dtype":"U8","shape":[3],"role":"target"},)"
+      R"({"name":"half","dtype":"F16","shape":[],"role":"target"}])";
+  fs::create_directories(root / "queue" / "train");
+  std::ofstream(root / "meta.json")
+      << R"({"dataset_name":"typed","training_type":"CLASSIFICATION",)"
+      << R"("batch_size":2,"split_info":{},"batch_schema":)" << schema << "}";
+  std::string escaped;
+  for (char c : schema) {
+    if (c == '"') escaped += '\\';
+    escaped += c;
+  }
+  std::string header =
+      R"({"__metadata__":{"batch_size":"2","num_batches":"1","sequence":"1",)"
+      R"("split":"train","produced_at":"1000","schema":")" +
+      escaped +
+      R"("},"label":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},)"
+      R"("pixels":{"dtype":"U8","shape":[2,3],"data_offsets":[16,22]},)"
+      R"("half":{"dtype":"F16","shape":[2],"data_offsets":[22,26]}})";
+  header.resize((header.size() + 7) / 8 * 8, ' ');
+  std::string file(8, '\0');
+  const uint64_t length = header.size();
+  std::memcpy(file.data(), &length, 8);
+  file += header;
+  const int64_t labels[] = {-7, 1234567890123};
+  file.append(reinterpret_cast<const char*>(labels), sizeof(labels));
+  file += "abcdef";
+  const uint16_t halves[] = {0x3c00, 0xc000};  // 1.0, -2.0
+  file.append(reinterpret_cast<const char*>(halves), sizeof(halves));
+  std::ofstream(root / "queue" / "train" / "1000-000001-1.safetensors",
+                std::ios::binary)
+      << file;
+}
+
+TEST(LoaderTest, BatchesOfAnyDtypeWithACheckedAccessor) {
+  const fs::path root = fs::path(::testing::TempDir()) / "sluice_api_typed";
+  fs::remove_all(root);
+  WriteTypedQueue(root);
+  Loader loader = Loader::FromText(
+      "stage { name: 'reader' batch_file_reader { root: '" + root.string() +
+      "' split: 'train' idle_timeout_ms: 200 } }");
+  loader.Start();
+  std::optional<Batch> batch = loader.Next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_FALSE(loader.Next().has_value());
+  loader.Stop();
+  EXPECT_EQ(batch->size(), 2u);
+  const Tensor& label = batch->tensor("label");
+  EXPECT_EQ(label.dtype, "int64");
+  EXPECT_EQ(label.shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(label.data_as<int64_t>()[1], 1234567890123);
+  EXPECT_THROW(label.data_as<float>(), std::invalid_argument);
+  const Tensor& pixels = batch->tensor("pixels");
+  EXPECT_EQ(pixels.dtype, "uint8");
+  EXPECT_EQ(pixels.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(pixels.elements(), 6u);
+  EXPECT_EQ(pixels.data_as<uint8_t>()[5], 'f');
+  const Tensor& half = batch->tensor("half");
+  EXPECT_EQ(half.dtype, "float16");
+  EXPECT_EQ(half.data_as<uint16_t>()[1], 0xc000);
 }
 
 TEST(LoaderTest, ConcurrentConsumersGetDisjointBatches) {

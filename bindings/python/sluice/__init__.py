@@ -20,6 +20,7 @@ from sluice._sluice import ConfigError, PipelineError
 from sluice._dataset import DataProvider, DatasetConsumer
 from sluice._loader import Batch, DataLoader
 from sluice._pipelines import generate_games, lc0_pipeline
+from sluice._tensors import Tensors
 from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, StageConfig
 from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
 from sluice.proto.stage_control_pb2 import (StageControlRequest,
@@ -37,6 +38,7 @@ __all__ = [
     "StageConfig",
     "StageControlRequest",
     "StageControlResponse",
+    "Tensors",
     "generate_games",
     "lc0_pipeline",
 ]

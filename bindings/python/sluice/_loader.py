@@ -4,6 +4,7 @@ import collections
 
 from sluice import _sluice
 from sluice._messages import parse_message
+from sluice._tensors import Tensors
 from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
 from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
 from sluice.proto.stage_control_pb2 import (StageControlRequest,
@@ -61,15 +62,19 @@ class DataLoader:
     def get_next(self, output=""):
         """Blocks until the next item of `output` ("" is the first output).
 
-        Returns a Batch for tensor outputs, an int for integer outputs, and
+        Returns a Batch for lc0 tensor outputs (the five training tensors),
+        Tensors (a read-only mapping of name to array, with attribute
+        access) for other tensor outputs, an int for integer outputs, and
         None once the output has ended or the loader was stopped. Raises
         PipelineError (a RuntimeError) with the stage's message if the
         pipeline failed, ConfigError for an unknown output, RuntimeError
         before start().
         """
         item = self._loader.get_next(output)
-        if type(item) is tuple:
-            return Batch._make(item)
+        if type(item) is dict:
+            if tuple(item) == Batch._fields:
+                return Batch(**item)
+            return Tensors(item)
         return item
 
     def __iter__(self):

@@ -154,4 +154,25 @@ std::shared_ptr<void> TensorBatch::ReleaseOwnership() && {
   return std::shared_ptr<void>(data_.release(), std::move(deleter));
 }
 
+TypedBatch TensorBatch::ToTypedBatch() && {
+  const size_t size = size_;
+  std::vector<BatchTensor> tensors;
+  tensors.reserve(kNumTensors);
+  for (int t = 0; t < kNumTensors; ++t) {
+    const TensorView v = view(static_cast<TensorId>(t));
+    tensors.push_back({.name = std::string(v.name),
+                       .dtype = DType::kFloat32,
+                       .shape = std::vector<int64_t>(v.shape.begin(),
+                                                     v.shape.begin() + v.rank),
+                       .data = v.data,
+                       .bytes = v.bytes});
+  }
+  std::vector<uint64_t> ids = std::move(game_ids_);
+  ids.resize(size);
+  TypedBatch typed(size, std::move(tensors),
+                   std::move(*this).ReleaseOwnership());
+  typed.set_example_ids(std::move(ids));
+  return typed;
+}
+
 }  // namespace sluice::lc0

@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/batch_buffer_pool.h"
+#include "engine/typed_batch.h"
 
 namespace sluice::lc0 {
 
@@ -93,6 +94,12 @@ class TensorBatch {
   // owner lives, and the owner frees the allocation. The batch is left
   // empty (size() == 0). Game ids stay readable until the batch dies.
   std::shared_ptr<void> ReleaseOwnership() &&;
+
+  // The workload-neutral form the pipeline hands on (engine/typed_batch.h):
+  // the five float32 tensors by name, in TensorId order, over the same
+  // allocation (no copy), with the game ids as example ids. The batch is
+  // left empty, as after ReleaseOwnership().
+  TypedBatch ToTypedBatch() &&;
 
  private:
   // Frees the buffer, or hands it back to its pool.

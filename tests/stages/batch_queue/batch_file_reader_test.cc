@@ -22,7 +22,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace ::sluice::batch_queue::testing;  // NOLINT
-using Kind = Channel<TensorBatch>::GetResult::Kind;
+using Kind = Channel<TypedBatch>::GetResult::Kind;
 using lc0::testing::TempDir;
 
 TEST(BatchFileReaderTest, ConfigErrors) {
@@ -65,10 +65,10 @@ TEST(BatchFileReaderTest, BlocksWhileEmptyThenWakesForANewFile) {
   ASSERT_TRUE(MakeDirs(dir).ok());
   auto loader = StartLoader(ReaderStage(root.path(), "idle_timeout_ms: 0"));
   auto first =
-      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(50));
+      loader->GetNextFor<TypedBatch>("", std::chrono::milliseconds(50));
   EXPECT_EQ(first.kind, Kind::kTimeout);
   WriteFile(dir, 1, {7});
-  auto second = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+  auto second = loader->GetNextFor<TypedBatch>("", std::chrono::seconds(30));
   ASSERT_EQ(second.kind, Kind::kItem);
   EXPECT_EQ(BatchId(*second.item), 7);
 }
@@ -77,10 +77,10 @@ TEST(BatchFileReaderTest, BlocksWhileEmptyThenWakesForANewFile) {
 // expects its batch within 30 s.
 void ExpectANewFileToArrive(DataLoader& loader, const std::string& dir) {
   EXPECT_EQ(
-      loader.GetNextFor<TensorBatch>("", std::chrono::milliseconds(50)).kind,
+      loader.GetNextFor<TypedBatch>("", std::chrono::milliseconds(50)).kind,
       Kind::kTimeout);
   WriteFile(dir, 1, {7});
-  auto next = loader.GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+  auto next = loader.GetNextFor<TypedBatch>("", std::chrono::seconds(30));
   ASSERT_EQ(next.kind, Kind::kItem);
   EXPECT_EQ(BatchId(*next.item), 7);
 }
@@ -153,7 +153,7 @@ TEST(BatchFileReaderTest, WrongSchemaFailsNamingTheFieldAndKeepsTheFile) {
                      .num_batches = 1,
                      .sequence = 1,
                      .split = "train",
-                     .schema = Lc0BatchSchema()};
+                     .schema = Lc0Schema()};
   info.schema[1].shape = {7};
   absl::StatusOr<std::string> header = EncodeBatchFileHeader(info);
   ASSERT_TRUE(header.ok());
@@ -189,7 +189,7 @@ TEST(BatchFileReaderTest, ARestartedConsumerRereadsAnUndeletedFile) {
     auto loader = StartLoader(ReaderStage(
         root.path(),
         "idle_timeout_ms: 300 } output { name: 'output' capacity: 1"));
-    auto first = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+    auto first = loader->GetNextFor<TypedBatch>("", std::chrono::seconds(30));
     ASSERT_EQ(first.kind, Kind::kItem);
     EXPECT_EQ(BatchId(*first.item), 1);
     loader->Stop();  // killed mid-file
@@ -237,7 +237,7 @@ TEST(BatchFileReaderTest, AFailedDeleteIsRetriedThenReported) {
                                  "idle_timeout_ms: 300 delete_attempts: 20 "
                                  "delete_backoff_ms: 20"),
                      "metrics_interval_seconds: 0.01\n"));
-    auto first = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(30));
+    auto first = loader->GetNextFor<TypedBatch>("", std::chrono::seconds(30));
     ASSERT_EQ(first.kind, Kind::kItem);
     EXPECT_EQ(BatchId(*first.item), 1);
     ASSERT_TRUE(lc0::testing::WaitUntil([&] {

@@ -43,8 +43,8 @@ std::vector<std::vector<int>> FileIds(const std::string& dir) {
   absl::StatusOr<std::vector<QueueFile>> files = ListQueueFiles(dir);
   EXPECT_TRUE(files.ok());
   for (const QueueFile& file : *files) {
-    absl::StatusOr<Lc0BatchFile> opened =
-        Lc0BatchFile::Open(absl::StrCat(dir, "/", file.name));
+    absl::StatusOr<BatchFile> opened =
+        BatchFile::Open(absl::StrCat(dir, "/", file.name), Lc0Schema());
     EXPECT_TRUE(opened.ok()) << opened.status();
     out.emplace_back();
     for (int64_t b = 0; b < opened->info().num_batches; ++b) {
@@ -79,6 +79,8 @@ TEST(BatchFileWriterTest, ConfigErrors) {
            "batches_per_file: 0",
            "root: '/x' split: 't' dataset_name: 'd' batch_size: 1 "
            "max_backlog_files: 0",
+           "root: '/x' split: 't' dataset_name: 'd' batch_size: 1 "
+           "training_type: 'CHESS'",
        }) {
     DataLoader loader(CreateStage);
     EXPECT_THROW(loader.Configure(lc0::testing::ParseConfig(
@@ -95,13 +97,13 @@ TEST(BatchFileWriterTest, GroupsBatchesPerFileAndWritesMeta) {
   TempDir a, b;
   FillQueue(a.path(), 1, 5);
   uint64_t bytes = 0;
-  const std::vector<TensorBatch> partial = [] {
-    std::vector<TensorBatch> v;
+  const std::vector<TypedBatch> partial = [] {
+    std::vector<TypedBatch> v;
     v.push_back(MakeBatch(6, 1));
     return v;
   }();
-  ASSERT_TRUE(WriteLc0BatchFile(QueueDir(a.path(), "train"), "train", 6, 1000,
-                                partial, &bytes)
+  ASSERT_TRUE(WriteBatchFile(QueueDir(a.path(), "train"), "train", 6, 1000,
+                             partial, &bytes)
                   .ok());
   auto loader = StartLoader(CopyPipeline(
       a.path(), b.path(), "batches_per_file: 2 max_backlog_files: 10"));
@@ -112,7 +114,7 @@ TEST(BatchFileWriterTest, GroupsBatchesPerFileAndWritesMeta) {
   absl::StatusOr<DatasetMeta> meta = ReadDatasetMeta(b.path());
   ASSERT_TRUE(meta.ok()) << meta.status();
   EXPECT_EQ(meta->batch_size, 2);
-  EXPECT_EQ(meta->batch_schema, Lc0BatchSchema());
+  EXPECT_EQ(meta->batch_schema, Lc0Schema());
 }
 
 TEST(BatchFileWriterTest, StopsAtTheWatermarkAndResumesWhenFilesGo) {

@@ -16,7 +16,7 @@ namespace sluice::batch_queue {
 namespace {
 
 using namespace ::sluice::batch_queue::testing;  // NOLINT
-using Kind = Channel<TensorBatch>::GetResult::Kind;
+using Kind = Channel<TypedBatch>::GetResult::Kind;
 
 constexpr int kBatches = 40;
 
@@ -51,7 +51,7 @@ TEST(BatchQueueEndToEndTest, TwoProcessesExchangeEveryBatchExactlyOnce) {
   auto loader = StartLoader(ReaderStage(queue.path(), ""));
   std::multiset<int> ids;
   for (int i = 0; i < kBatches; ++i) {
-    auto result = loader->GetNextFor<TensorBatch>("", std::chrono::seconds(60));
+    auto result = loader->GetNextFor<TypedBatch>("", std::chrono::seconds(60));
     ASSERT_EQ(result.kind, Kind::kItem) << "after " << i << " batches";
     ids.insert(BatchId(*result.item));
   }
@@ -59,7 +59,7 @@ TEST(BatchQueueEndToEndTest, TwoProcessesExchangeEveryBatchExactlyOnce) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   auto extra =
-      loader->GetNextFor<TensorBatch>("", std::chrono::milliseconds(200));
+      loader->GetNextFor<TypedBatch>("", std::chrono::milliseconds(200));
   EXPECT_EQ(extra.kind, Kind::kTimeout);
   loader->Stop();
   ASSERT_EQ(ids.size(), static_cast<size_t>(kBatches));

@@ -11,39 +11,43 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/data_loader.h"
+#include "engine/typed_batch.h"
 #include "gtest/gtest.h"
 #include "io/batch_file_meta.h"
 #include "io/batch_queue_layout.h"
-#include "stages/batch_queue/internal/lc0_batch_file.h"
+#include "stages/batch_queue/internal/batch_file.h"
 #include "stages/lc0/format/tensor_batch.h"
 #include "stages/stage_factory.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 
 namespace sluice::batch_queue::testing {
 
-using lc0::TensorBatch;
-using lc0::TensorId;
-
 inline constexpr int kBatchSize = 2;
 
-// A batch whose every float is `id` (the planes' first float identifies it).
-inline TensorBatch MakeBatch(int id, size_t size = kBatchSize) {
-  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(size);
+// An lc0 batch (the tensor generator's five float32 tensors) whose every
+// float is `id` (the planes' first float identifies it).
+inline TypedBatch MakeBatch(int id, size_t size = kBatchSize) {
+  absl::StatusOr<lc0::TensorBatch> batch = lc0::TensorBatch::Create(size);
   EXPECT_TRUE(batch.ok());
-  for (int t = 0; t < lc0::kNumTensors; ++t) {
-    const lc0::TensorView view = batch->view(static_cast<TensorId>(t));
-    std::fill(view.data, view.data + view.bytes / 4, static_cast<float>(id));
+  TypedBatch typed = std::move(*batch).ToTypedBatch();
+  for (const BatchTensor& tensor : typed.tensors()) {
+    std::fill(tensor.As<float>(), tensor.As<float>() + tensor.bytes / 4,
+              static_cast<float>(id));
   }
-  return *std::move(batch);
+  return typed;
+}
+
+// The schema of MakeBatch's batches (lc0's).
+inline std::vector<FieldSpec> Lc0Schema() {
+  return BatchSchemaOf(MakeBatch(0, 1));
 }
 
 // The id of a batch made by MakeBatch; -1 when its tensors disagree.
-inline int BatchId(const TensorBatch& batch) {
-  const float id = batch.view(TensorId::kPlanes).data[0];
-  for (int t = 0; t < lc0::kNumTensors; ++t) {
-    const lc0::TensorView view = batch.view(static_cast<TensorId>(t));
-    for (size_t i = 0; i < view.bytes / 4; ++i) {
-      if (view.data[i] != id) return -1;
+inline int BatchId(const TypedBatch& batch) {
+  const float id = batch.tensor(0).As<float>()[0];
+  for (const BatchTensor& tensor : batch.tensors()) {
+    for (size_t i = 0; i < tensor.bytes / 4; ++i) {
+      if (tensor.As<float>()[i] != id) return -1;
     }
   }
   return static_cast<int>(id);
@@ -54,7 +58,7 @@ inline void WriteMeta(const std::string& root, int batch_size = kBatchSize) {
   const DatasetMeta meta{.dataset_name = "test",
                          .training_type = "LC0",
                          .batch_size = batch_size,
-                         .batch_schema = Lc0BatchSchema()};
+                         .batch_schema = Lc0Schema()};
   ASSERT_TRUE(WriteDatasetMeta(root, meta).ok());
 }
 
@@ -64,11 +68,11 @@ inline std::string WriteFile(const std::string& dir, int64_t sequence,
                              const std::vector<int>& ids,
                              int64_t timestamp_ms = 1000) {
   EXPECT_TRUE(MakeDirs(dir).ok());
-  std::vector<TensorBatch> batches;
+  std::vector<TypedBatch> batches;
   for (int id : ids) batches.push_back(MakeBatch(id));
   uint64_t bytes = 0;
   absl::StatusOr<std::string> name =
-      WriteLc0BatchFile(dir, "train", sequence, timestamp_ms, batches, &bytes);
+      WriteBatchFile(dir, "train", sequence, timestamp_ms, batches, &bytes);
   EXPECT_TRUE(name.ok()) << name.status();
   return name.value_or("");
 }
@@ -106,9 +110,9 @@ inline std::string ReaderStage(
 inline std::vector<int> DrainIds(DataLoader& loader) {
   std::vector<int> ids;
   while (true) {
-    auto result = loader.GetNextFor<TensorBatch>("", std::chrono::seconds(30));
-    if (result.kind != Channel<TensorBatch>::GetResult::Kind::kItem) {
-      EXPECT_NE(result.kind, Channel<TensorBatch>::GetResult::Kind::kTimeout);
+    auto result = loader.GetNextFor<TypedBatch>("", std::chrono::seconds(30));
+    if (result.kind != Channel<TypedBatch>::GetResult::Kind::kItem) {
+      EXPECT_NE(result.kind, Channel<TypedBatch>::GetResult::Kind::kTimeout);
       return ids;
     }
     ids.push_back(BatchId(*result.item));

@@ -13,6 +13,7 @@
 #include "asio/awaitable.hpp"
 #include "engine/pipeline.h"
 #include "engine/stage.h"
+#include "engine/typed_batch.h"
 #include "proto/data_loader_config.pb.h"
 #include "stages/lc0/chunk.h"
 #include "stages/lc0/format/tensor_batch.h"
@@ -78,6 +79,8 @@ void SetRecord(std::string* raw, size_t i, const V6TrainingRecord& record);
 // A hash of one position's five tensors in `batch` (equal tensors, equal
 // hashes).
 uint64_t PositionHash(const TensorBatch& batch, size_t slot);
+// The same hash of slot `slot` of the tensor generator's output.
+uint64_t PositionHash(const TypedBatch& batch, size_t slot);
 
 // proto/examples/NAME.textproto with every file_path_provider directory set
 // to `data_dir` (see proto/examples/README.md).

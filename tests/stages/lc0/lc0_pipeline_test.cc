@@ -61,8 +61,7 @@ HashCounts WriteDataSet(const std::string& dir) {
 // Pulls every batch of output `alias` and counts its position hashes.
 void CountPositions(DataLoader& loader, const std::string& alias,
                     HashCounts* counts, size_t* batches) {
-  while (std::optional<TensorBatch> batch =
-             loader.GetNext<TensorBatch>(alias)) {
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>(alias)) {
     ++*batches;
     for (size_t slot = 0; slot < batch->size(); ++slot) {
       ++(*counts)[PositionHash(*batch, slot)];
@@ -109,12 +108,12 @@ TEST(Lc0PipelineTest, TrainDeliversFullBatchesUntilStopped) {
   // 20 batches are more positions than the data set holds: the pool starts
   // new passes, the stream goes on.
   for (int i = 0; i < 20; ++i) {
-    std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>();
+    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
     ASSERT_TRUE(batch.has_value());
     EXPECT_EQ(batch->size(), 1024u);
   }
   loader.Stop();
-  EXPECT_FALSE(loader.GetNext<TensorBatch>().has_value());
+  EXPECT_FALSE(loader.GetNext<TypedBatch>().has_value());
   const StageMetricProto sampler = StageTotals(loader, "sampler");
   EXPECT_EQ(sampler.shuffling_frame_sampler().capacity(), 4000u);
   EXPECT_GE(sampler.shuffling_frame_sampler().frames_received(), 20u * 1024);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "engine/data_loader.h"
@@ -76,7 +77,12 @@ TEST(ShufflingFrameSamplerTest, FiniteOutputIsAPermutationOfTheInput) {
     std::vector<uint64_t> expected(3000);
     for (uint64_t i = 0; i < 3000; ++i) expected[i] = i;
     EXPECT_EQ(sorted, expected) << config;  // nothing lost or duplicated
-    EXPECT_NE(labels, expected) << config;  // and it did shuffle
+    // And it did shuffle; with min_fill 0 a consumer that keeps up may see
+    // every frame pass straight through, in order.
+    if (std::string_view(config).find("min_fill: 0") ==
+        std::string_view::npos) {
+      EXPECT_NE(labels, expected) << config;
+    }
   }
 }
 

@@ -28,12 +28,16 @@ const char* const kFixtures[] = {
     "v6_fmt1_a", "v6_fmt1_b", "v6_fmt2",        "v6_fmt3", "v6_fmt4", "v6_fmt5",
     "v6_fmt132", "v6_fmt133", "v6_fmt1_plies0", "v5_fmt1", "v4",      "v3"};
 
-// Appends the bytes of tensor `id` of every batch, in order.
-std::string Concatenate(const std::vector<TensorBatch>& batches, TensorId id) {
+// The generator's tensors, in order.
+constexpr const char* kTensorNames[] = {"planes", "probs", "winner", "best_q",
+                                        "plies_left"};
+
+// Appends the bytes of tensor `t` of every batch, in order.
+std::string Concatenate(const std::vector<TypedBatch>& batches, size_t t) {
   std::string bytes;
-  for (const TensorBatch& batch : batches) {
-    const TensorView view = batch.view(id);
-    bytes.append(reinterpret_cast<const char*>(view.data), view.bytes);
+  for (const TypedBatch& batch : batches) {
+    const BatchTensor& tensor = batch.tensor(t);
+    bytes.append(static_cast<const char*>(tensor.data), tensor.bytes);
   }
   return bytes;
 }
@@ -75,27 +79,29 @@ TEST(TensorGeneratorTest, GoldenFixturesBitExactThroughTheStages) {
             tensor_generator { batch_size: 5 input_format: )pb",
         input_format, "} }")));
     loader.Start();
-    std::vector<TensorBatch> batches;
-    while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+    std::vector<TypedBatch> batches;
+    while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
       batches.push_back(std::move(*batch));
     }
     ASSERT_EQ(batches.size(), 4u);
     EXPECT_EQ(batches.back().size(), 1u);  // the partial batch, true size
-    EXPECT_EQ(batches.back().view(TensorId::kPlanes).shape[0], 1);
-    for (const TensorBatch& batch : batches) {
-      for (int t = 0; t < kNumTensors; ++t) {
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(
-                      batch.view(static_cast<TensorId>(t)).data) %
+    EXPECT_EQ(batches.back().tensor(0).shape,
+              (std::vector<int64_t>{1, 112, 8, 8}));
+    for (const TypedBatch& batch : batches) {
+      ASSERT_EQ(batch.tensors().size(), 5u);
+      for (size_t t = 0; t < batch.tensors().size(); ++t) {
+        EXPECT_EQ(batch.tensor(t).name, kTensorNames[t]);
+        EXPECT_EQ(batch.tensor(t).dtype, DType::kFloat32);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(batch.tensor(t).data) %
                       kTensorAlignment,
                   0u);
       }
     }
-    for (int t = 0; t < kNumTensors; ++t) {
-      const auto id = static_cast<TensorId>(t);
-      const std::string name(batches[0].view(id).name);
+    for (size_t t = 0; t < 5; ++t) {
+      const std::string name = kTensorNames[t];
       const sluice::testing::NpyArray& expected = npz->at(name);
       EXPECT_EQ(expected.shape[0], 16) << name;
-      EXPECT_TRUE(Concatenate(batches, id) == expected.data)
+      EXPECT_TRUE(Concatenate(batches, t) == expected.data)
           << name << " differs from the reference";
     }
   }
@@ -159,7 +165,7 @@ TEST(TensorGeneratorTest, ShuffleQualityMetricOnCraftedStream) {
   )pb"));
   loader.Start();
   std::vector<size_t> sizes;
-  while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
     sizes.push_back(batch->size());
   }
   EXPECT_EQ(sizes, (std::vector<size_t>{4, 4, 2}));
@@ -197,12 +203,11 @@ TEST(TensorGeneratorTest, DropsFramesOfAnotherInputFormat) {
     }
   )pb"));
   loader.Start();
-  std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>();
+  std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
   ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->size(), 2u);
-  EXPECT_EQ(batch->game_id(0), 1u);
-  EXPECT_EQ(batch->game_id(1), 3u);
-  EXPECT_FALSE(loader.GetNext<TensorBatch>().has_value());
+  EXPECT_EQ(batch->example_ids(), (std::vector<uint64_t>{1, 3}));
+  EXPECT_FALSE(loader.GetNext<TypedBatch>().has_value());
   loader.Stop();
   EXPECT_EQ(SkippedByReason(StageTotals(loader, "tensors"))
                 .at("unexpected_input_format"),
@@ -232,14 +237,17 @@ TEST(TensorGeneratorTest, ParallelCoroutinesShareBatchesAndLoseNothing) {
   loader.Start();
   std::vector<size_t> sizes;
   std::vector<int> seen(kFrames);
-  while (std::optional<TensorBatch> batch = loader.GetNext<TensorBatch>()) {
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
     sizes.push_back(batch->size());
+    ASSERT_EQ(batch->example_ids().size(), batch->size());
+    const float* probs = batch->Find("probs")->As<float>();
+    const float* plies_left = batch->Find("plies_left")->As<float>();
     for (size_t slot = 0; slot < batch->size(); ++slot) {
-      const uint64_t id = batch->game_id(slot);
+      const uint64_t id = batch->example_ids()[slot];
       ASSERT_LT(id, kFrames);
       ++seen[id];
-      EXPECT_EQ(*batch->plies_left(slot), static_cast<float>(id + 1));
-      EXPECT_EQ(batch->probs(slot)[0], static_cast<float>(id));
+      EXPECT_EQ(plies_left[slot], static_cast<float>(id + 1));
+      EXPECT_EQ(probs[slot * kPolicySize], static_cast<float>(id));
     }
   }
   std::vector<size_t> expected_sizes(15, 64);

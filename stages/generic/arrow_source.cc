@@ -1,0 +1,733 @@
+#include "stages/generic/arrow_source.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/log.h"
+#include "engine/stable_hash.h"
+#include "engine/status_macros.h"
+#include "io/arrow/arrow_file_reader.h"
+#include "io/arrow/arrow_stream_reader.h"
+
+namespace sluice {
+
+namespace arrow = io::arrow;
+using arrow::ArrayView;
+using arrow::RecordBatch;
+using arrow::TypeId;
+
+// How one mapped column of one file becomes an example field.
+struct ArrowSource::ColumnPlan {
+  enum class Kind { kBytes, kScalar, kBool, kList };
+  std::string column;     // as configured (for logs)
+  std::string field;      // example field name
+  std::vector<int> path;  // top-level column, then struct member indexes
+  Kind kind = Kind::kScalar;
+  TypeId type = TypeId::kInt64;  // the value's Arrow type (list: the child's)
+  DType dtype = DType::kInt64;
+};
+
+struct ArrowSource::DatasetFile {
+  std::string path;
+  bool stream = false;
+  int64_t rows = 0;
+  int64_t offset = 0;  // index of the file's first row
+  std::vector<ColumnPlan> plan;
+};
+
+// Recycled record batch buffers. Shared with the batches' deleters, which
+// may run on any thread after the stage is gone.
+class ArrowSource::BufferPool {
+ public:
+  explicit BufferPool(size_t keep) : keep_(keep) {}
+  std::vector<std::byte> Take() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return {};
+    std::vector<std::byte> buffer = std::move(free_.back());
+    free_.pop_back();
+    return buffer;
+  }
+  void Give(std::vector<std::byte> buffer) {
+    std::lock_guard lock(mu_);
+    if (free_.size() < keep_) free_.push_back(std::move(buffer));
+  }
+
+ private:
+  const size_t keep_;
+  std::mutex mu_;
+  std::vector<std::vector<std::byte>> free_;
+};
+
+namespace {
+
+constexpr std::string_view kIndexField = "index";
+constexpr std::string_view kSeedField = "seed";
+
+bool HasArrowExtension(std::string_view path) {
+  for (std::string_view ext : {".arrow", ".feather", ".ipc"}) {
+    if (path.size() > ext.size() && path.ends_with(ext)) return true;
+  }
+  return false;
+}
+
+// The skip reason of a file-level failure. The survey marks "no magic and
+// no readable stream" as InvalidArgument.
+std::string_view FileSkipReason(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kNotFound:
+      return "file_missing";
+    case absl::StatusCode::kPermissionDenied:
+      return "permission_denied";
+    case absl::StatusCode::kInvalidArgument:
+      return "not_arrow";
+    case absl::StatusCode::kDataLoss:
+      return "damaged_file";
+    case absl::StatusCode::kUnimplemented:
+      return "unsupported_feature";
+    case absl::StatusCode::kResourceExhausted:
+      return "limit_exceeded";
+    default:
+      return "read_error";
+  }
+}
+
+// The dtype of a scalar of `type`, or nullopt when it has none.
+std::optional<DType> ScalarDType(TypeId type) {
+  switch (type) {
+    case TypeId::kInt8:
+      return DType::kInt8;
+    case TypeId::kInt16:
+      return DType::kInt16;
+    case TypeId::kInt32:
+      return DType::kInt32;
+    case TypeId::kInt64:
+    case TypeId::kUInt16:  // widened
+    case TypeId::kUInt32:  // widened
+      return DType::kInt64;
+    case TypeId::kUInt8:
+      return DType::kUInt8;
+    case TypeId::kFloat16:
+      return DType::kFloat16;
+    case TypeId::kFloat32:
+      return DType::kFloat32;
+    case TypeId::kFloat64:
+      return DType::kFloat64;
+    case TypeId::kBool:
+      return DType::kBool;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The dtype of list values of `type` (viewed in place), or nullopt.
+std::optional<DType> ListDType(TypeId type) {
+  if (type == TypeId::kUInt16 || type == TypeId::kUInt32 ||
+      type == TypeId::kBool) {
+    return std::nullopt;
+  }
+  return ScalarDType(type);
+}
+
+// Resolves `column` (a name, or a dotted path through struct members)
+// against `schema`. NotFound: missing_column; FailedPrecondition:
+// unsupported_column_type.
+absl::StatusOr<ArrowSource::ColumnPlan> PlanColumn(
+    const arrow::Schema& schema, const ArrowSourceConfig::Column& column,
+    const std::string& file) {
+  using Plan = ArrowSource::ColumnPlan;
+  Plan plan;
+  plan.column = column.name();
+  plan.field = column.has_field() ? column.field() : column.name();
+  const arrow::Field* field = nullptr;
+  if (const int index = schema.FieldIndex(column.name()); index >= 0) {
+    plan.path = {index};
+    field = &schema.fields[index];
+  } else {
+    const std::vector<std::string> parts = absl::StrSplit(column.name(), '.');
+    const std::vector<arrow::Field>* members = &schema.fields;
+    for (const std::string& part : parts) {
+      if (field != nullptr && field->type != TypeId::kStruct) {
+        field = nullptr;
+        break;
+      }
+      const auto it =
+          std::find_if(members->begin(), members->end(),
+                       [&](const arrow::Field& f) { return f.name == part; });
+      if (it == members->end()) {
+        field = nullptr;
+        break;
+      }
+      plan.path.push_back(static_cast<int>(it - members->begin()));
+      field = &*it;
+      members = &field->children;
+    }
+  }
+  if (field == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat(file, ": no column '", column.name(), "'"));
+  }
+  const auto unsupported = [&](const arrow::Field& f) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(file, ": column '", column.name(), "' has type ",
+                     std::string(arrow::TypeName(f.type)),
+                     ", which arrow_source cannot map"));
+  };
+  if (arrow::IsBinaryLike(field->type)) {
+    plan.kind = Plan::Kind::kBytes;
+    plan.type = field->type;
+    plan.dtype = DType::kUInt8;
+  } else if (field->type == TypeId::kList ||
+             field->type == TypeId::kLargeList ||
+             field->type == TypeId::kFixedSizeList) {
+    const arrow::Field& child = field->children.at(0);
+    const std::optional<DType> dtype = ListDType(child.type);
+    if (!dtype) return unsupported(child);
+    plan.kind = Plan::Kind::kList;
+    plan.type = child.type;
+    plan.dtype = *dtype;
+  } else if (const std::optional<DType> dtype = ScalarDType(field->type)) {
+    plan.kind =
+        field->type == TypeId::kBool ? Plan::Kind::kBool : Plan::Kind::kScalar;
+    plan.type = field->type;
+    plan.dtype = *dtype;
+  } else {
+    return unsupported(*field);
+  }
+  return plan;
+}
+
+absl::StatusOr<std::vector<ArrowSource::ColumnPlan>> PlanColumns(
+    const arrow::Schema& schema, const ArrowSourceConfig& config,
+    const std::string& file) {
+  std::vector<ArrowSource::ColumnPlan> plans;
+  for (const ArrowSourceConfig::Column& column : config.column()) {
+    SLUICE_ASSIGN_OR_RETURN(ArrowSource::ColumnPlan plan,
+                            PlanColumn(schema, column, file));
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+// What the survey learns of one file.
+struct FileSurvey {
+  bool stream = false;
+  arrow::Schema schema;
+  int64_t rows = 0;
+};
+
+// File format: the footer, then each record batch's metadata (not its
+// body) for its row count.
+asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFileFormat(
+    io::AsyncFileReader& reader, std::string path) {
+  absl::StatusOr<std::unique_ptr<arrow::ArrowFileReader>> file =
+      co_await arrow::ArrowFileReader::Open(reader, std::move(path));
+  if (!file.ok()) co_return file.status();
+  absl::StatusOr<std::vector<int64_t>> rows =
+      co_await (*file)->RecordBatchRows();
+  if (!rows.ok()) co_return rows.status();
+  FileSurvey survey{.stream = false, .schema = (*file)->schema()};
+  for (int64_t batch_rows : *rows) survey.rows += batch_rows;
+  co_return survey;
+}
+
+// Stream format: a first pass over every record batch.
+asio::awaitable<absl::StatusOr<FileSurvey>> SurveyStreamFormat(
+    io::AsyncFileReader& reader, std::string path,
+    std::vector<std::byte>& scratch) {
+  absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> stream =
+      co_await arrow::ArrowStreamReader::Open(reader, path);
+  if (!stream.ok()) {
+    // Garbage reads as damage or as an absurd metadata length.
+    if (stream.status().code() != absl::StatusCode::kDataLoss &&
+        stream.status().code() != absl::StatusCode::kResourceExhausted) {
+      co_return stream.status();
+    }
+    co_return absl::InvalidArgumentError(
+        absl::StrCat(path, ": neither an Arrow IPC file nor stream (",
+                     stream.status().message(), ")"));
+  }
+  FileSurvey survey{.stream = true, .schema = (*stream)->schema()};
+  while (true) {
+    absl::StatusOr<std::optional<RecordBatch>> batch =
+        co_await (*stream)->Next(std::move(scratch));
+    if (!batch.ok()) co_return batch.status();
+    if (!batch->has_value()) break;
+    survey.rows += (*batch)->num_rows();
+    scratch = std::move(**batch).TakeBuffer();
+  }
+  co_return survey;
+}
+
+asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
+    io::AsyncFileReader& reader, std::string path,
+    std::vector<std::byte>& scratch) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    co_return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+  }
+  std::array<std::byte, arrow::kArrowFileMagicBytes> head{};
+  absl::StatusOr<size_t> got = co_await reader.ReadFullyAt(fd, 0, head);
+  ::close(fd);
+  if (!got.ok()) {
+    co_return absl::Status(got.status().code(),
+                           absl::StrCat(path, ": ", got.status().message()));
+  }
+  if (*got == 0) {
+    co_return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  }
+  if (arrow::IsArrowFileStart(std::span(head).first(*got))) {
+    co_return co_await SurveyFileFormat(reader, std::move(path));
+  }
+  co_return co_await SurveyStreamFormat(reader, std::move(path), scratch);
+}
+
+// Bytes of the validity and values buffers of `array` and its children.
+int64_t ValueBytes(const ArrayView& array) {
+  int64_t bytes = static_cast<int64_t>(array.validity_bytes().size() +
+                                       array.values_bytes().size());
+  for (size_t i = 0; i < array.num_children(); ++i) {
+    bytes += ValueBytes(array.child(i));
+  }
+  return bytes;
+}
+
+// The arrays of one plan in one batch: the top-level column, then each
+// struct member down to the value.
+std::vector<const ArrayView*> Chain(const RecordBatch& batch,
+                                    const ArrowSource::ColumnPlan& plan) {
+  std::vector<const ArrayView*> chain = {&batch.column(plan.path[0])};
+  for (size_t i = 1; i < plan.path.size(); ++i) {
+    chain.push_back(&chain.back()->child(plan.path[i]));
+  }
+  return chain;
+}
+
+ExampleField ScalarField(const ArrayView& array, TypeId type, int64_t row) {
+  switch (type) {
+    case TypeId::kInt8:
+      return ExampleField::Scalar(array.Value<int8_t>(row));
+    case TypeId::kInt16:
+      return ExampleField::Scalar(array.Value<int16_t>(row));
+    case TypeId::kInt32:
+      return ExampleField::Scalar(array.Value<int32_t>(row));
+    case TypeId::kUInt8:
+      return ExampleField::Scalar(array.Value<uint8_t>(row));
+    case TypeId::kUInt16:
+      return ExampleField::Scalar<int64_t>(array.Value<uint16_t>(row));
+    case TypeId::kUInt32:
+      return ExampleField::Scalar<int64_t>(array.Value<uint32_t>(row));
+    case TypeId::kFloat16: {
+      const uint16_t bits = array.Value<uint16_t>(row);
+      return ExampleField::OwnedBytes(DType::kFloat16, {},
+                                      std::as_bytes(std::span(&bits, 1)));
+    }
+    case TypeId::kFloat32:
+      return ExampleField::Scalar(array.Value<float>(row));
+    case TypeId::kFloat64:
+      return ExampleField::Scalar(array.Value<double>(row));
+    default:
+      return ExampleField::Scalar(array.Value<int64_t>(row));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Stage>> ArrowSource::Create(
+    const StageContext& context) {
+  const ArrowSourceConfig& config = context.config().arrow_source();
+  if (config.column_size() == 0) {
+    return context.FieldError("column", "must list at least one column");
+  }
+  std::set<std::string, std::less<>> fields = {std::string(kIndexField),
+                                               std::string(kSeedField)};
+  for (const ArrowSourceConfig::Column& column : config.column()) {
+    if (column.name().empty()) {
+      return context.FieldError("column.name", "must not be empty");
+    }
+    const std::string& field =
+        column.has_field() ? column.field() : column.name();
+    if (field.empty()) {
+      return context.FieldError("column.field", "must not be empty");
+    }
+    if (!fields.insert(field).second) {
+      return context.FieldError(
+          "column.field",
+          absl::StrCat("'", field,
+                       "' is used twice (or is \"index\" or \"seed\", which "
+                       "the stage sets)"));
+    }
+  }
+  if (config.readahead() == 0) {
+    return context.FieldError("readahead", "must be at least 1");
+  }
+  SLUICE_ASSIGN_OR_RETURN(Channel<DiscoveredFile> * input,
+                          context.SingleInput<DiscoveredFile>());
+  return std::unique_ptr<Stage>(new ArrowSource(context, config, input));
+}
+
+ArrowSource::ArrowSource(const StageContext& context,
+                         const ArrowSourceConfig& config,
+                         Channel<DiscoveredFile>* input)
+    : Stage(context),
+      config_(config),
+      seed_(context.seed()),
+      input_(input),
+      output_(AddOutput<Example>("output", 1024)),
+      batches_("batches", config.readahead()),
+      permits_("permits", config.readahead()),
+      pool_(std::make_shared<BufferPool>(config.readahead() + 2)) {
+  for (uint32_t i = 0; i < config.readahead(); ++i) {
+    bool permit = true;
+    permits_.TrySend(permit);
+  }
+}
+
+ArrowSource::~ArrowSource() = default;
+
+void ArrowSource::Start(const StageRuntime& runtime) {
+  reader_ = &runtime.executor->file_reader();
+  SpawnWorkers(runtime, 2, [this](int i) { return i == 0 ? Read() : Emit(); });
+}
+
+void ArrowSource::Stop() {
+  Stage::Stop();
+  batches_.Cancel();
+  permits_.Cancel();
+}
+
+void ArrowSource::SkipFile(std::string_view reason,
+                           const std::string& message) {
+  static RateLimiter limiter(absl::Seconds(5));
+  CountSkip(reason);
+  if (limiter.Allow()) {
+    LogWarning("stage ", name(), ": skipping file (", std::string(reason),
+               "): ", message);
+  }
+}
+
+void ArrowSource::SkipRow(std::string_view reason, const DatasetFile& file,
+                          const std::string& column, int64_t row) {
+  static RateLimiter limiter(absl::Seconds(5));
+  CountSkip(reason);
+  if (limiter.Allow()) {
+    LogWarning("stage ", name(), ": skipping row ", row, " of ", file.path,
+               " (", std::string(reason), " in column '", column, "')");
+  }
+}
+
+asio::awaitable<std::vector<std::string>> ArrowSource::Discover() {
+  std::vector<std::string> paths;
+  while (std::optional<DiscoveredFile> file =
+             co_await input_->Receive(load_meter())) {
+    if (file->phase == DiscoveryPhase::kInitialScanComplete) break;
+    if (!HasArrowExtension(file->path)) {
+      CountSkip("unknown_file_type");
+      continue;
+    }
+    paths.push_back(std::move(file->path));
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  co_return paths;
+}
+
+asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
+  std::vector<std::byte> scratch;
+  int64_t offset = 0;
+  for (std::string& path : paths) {
+    absl::StatusOr<FileSurvey> survey =
+        co_await SurveyFile(*reader_, path, scratch);
+    if (!survey.ok()) {
+      SkipFile(FileSkipReason(survey.status()),
+               std::string(survey.status().message()));
+      continue;
+    }
+    absl::StatusOr<std::vector<ColumnPlan>> plan =
+        PlanColumns(survey->schema, config_, path);
+    if (!plan.ok()) {
+      SkipFile(plan.status().code() == absl::StatusCode::kNotFound
+                   ? "missing_column"
+                   : "unsupported_column_type",
+               std::string(plan.status().message()));
+      continue;
+    }
+    auto file =
+        std::make_unique<DatasetFile>(DatasetFile{.path = std::move(path),
+                                                  .stream = survey->stream,
+                                                  .rows = survey->rows,
+                                                  .offset = offset,
+                                                  .plan = *std::move(plan)});
+    offset += file->rows;
+    dataset_.push_back(std::move(file));
+  }
+  dataset_files_ = dataset_.size();
+  dataset_rows_ = static_cast<uint64_t>(offset);
+  LogInfo("stage ", name(), ": ", dataset_.size(), " Arrow files, ", offset,
+          " rows");
+}
+
+asio::awaitable<void> ArrowSource::Read() {
+  co_await Survey(co_await Discover());
+  const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
+  std::vector<const DatasetFile*> order;
+  for (const auto& file : dataset_) order.push_back(file.get());
+  for (uint64_t pass = 0; !dataset_.empty(); ++pass) {
+    const uint64_t pass_seed = seed_ + pass;
+    if (train) {
+      // Fisher-Yates over the sorted list, so the order depends on the
+      // seed only.
+      std::sort(order.begin(), order.end(),
+                [](const DatasetFile* a, const DatasetFile* b) {
+                  return a->offset < b->offset;
+                });
+      StableRandom random(pass_seed);
+      for (size_t i = order.size(); i > 1; --i) {
+        std::swap(order[i - 1], order[random.Below(i)]);
+      }
+    }
+    const uint64_t before = delivered_;
+    for (const DatasetFile* file : order) {
+      if (!co_await ReadFile(file, pass_seed)) co_return;
+    }
+    passes_.fetch_add(1);
+    if (!train) break;
+    if (delivered_ == before) {
+      LogWarning("stage ", name(),
+                 ": a whole pass read no record batch; stopping");
+      break;
+    }
+  }
+  if (dataset_.empty()) {
+    LogWarning("stage ", name(), ": no readable Arrow file was found");
+  }
+  batches_.Close();
+}
+
+asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
+                                            uint64_t pass_seed) {
+  const auto fail = [&](const absl::Status& status) {
+    SkipFile(FileSkipReason(status), std::string(status.message()));
+  };
+  // The schema is checked again: the file may have changed since the survey.
+  const auto schema_matches = [&](const arrow::Schema& schema) {
+    absl::StatusOr<std::vector<ColumnPlan>> plan =
+        PlanColumns(schema, config_, file->path);
+    if (!plan.ok() || plan->size() != file->plan.size()) {
+      SkipFile("file_changed", absl::StrCat(file->path, ": schema changed"));
+      return false;
+    }
+    for (size_t i = 0; i < plan->size(); ++i) {
+      if ((*plan)[i].path != file->plan[i].path ||
+          (*plan)[i].type != file->plan[i].type) {
+        SkipFile("file_changed", absl::StrCat(file->path, ": schema changed"));
+        return false;
+      }
+    }
+    return true;
+  };
+  files_.fetch_add(1);
+  int64_t row = 0;
+  if (!file->stream) {
+    absl::StatusOr<std::unique_ptr<arrow::ArrowFileReader>> reader =
+        co_await arrow::ArrowFileReader::Open(*reader_, file->path);
+    if (!reader.ok()) {
+      fail(reader.status());
+      co_return true;
+    }
+    if (!schema_matches((*reader)->schema())) co_return true;
+    for (int i = 0; i < (*reader)->num_record_batches(); ++i) {
+      if (!co_await permits_.Receive(load_meter())) co_return false;
+      absl::StatusOr<RecordBatch> batch =
+          co_await (*reader)->ReadRecordBatch(i, pool_->Take());
+      if (!batch.ok()) {
+        bool permit = true;
+        permits_.TrySend(permit);
+        fail(batch.status());
+        co_return true;
+      }
+      const int64_t rows = batch->num_rows();
+      if (!co_await Deliver(*std::move(batch), file, row, pass_seed)) {
+        co_return false;
+      }
+      row += rows;
+    }
+    co_return true;
+  }
+  absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> reader =
+      co_await arrow::ArrowStreamReader::Open(*reader_, file->path);
+  if (!reader.ok()) {
+    fail(reader.status());
+    co_return true;
+  }
+  if (!schema_matches((*reader)->schema())) co_return true;
+  while (true) {
+    if (!co_await permits_.Receive(load_meter())) co_return false;
+    absl::StatusOr<std::optional<RecordBatch>> batch =
+        co_await (*reader)->Next(pool_->Take());
+    if (!batch.ok() || !batch->has_value()) {
+      bool permit = true;
+      permits_.TrySend(permit);
+      if (!batch.ok()) fail(batch.status());
+      co_return true;
+    }
+    const int64_t rows = (*batch)->num_rows();
+    if (!co_await Deliver(std::move(**batch), file, row, pass_seed)) {
+      co_return false;
+    }
+    row += rows;
+  }
+}
+
+asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
+                                           const DatasetFile* file,
+                                           int64_t first_row,
+                                           uint64_t pass_seed) {
+  record_batches_.fetch_add(1);
+  ++delivered_;
+  int64_t batch_bytes = 0;
+  for (const ArrayView& column : batch.columns())
+    batch_bytes += ValueBytes(column);
+  // Rows past the surveyed count would take indexes of the next file.
+  int64_t rows = batch.num_rows();
+  if (first_row + rows > file->rows) {
+    const int64_t extra = first_row + rows - std::max(first_row, file->rows);
+    CountSkip("file_changed", extra);
+    rows -= extra;
+  }
+  std::shared_ptr<BufferPool> pool = pool_;
+  auto* owned = new RecordBatch(std::move(batch));
+  LoadedBatch loaded{
+      .batch = std::shared_ptr<const RecordBatch>(
+          owned,
+          [pool](const RecordBatch* done) {
+            pool->Give(std::move(*const_cast<RecordBatch*>(done)).TakeBuffer());
+            delete done;
+          }),
+      .file = file,
+      .first_row = first_row,
+      .rows = rows,
+      .pass_seed = pass_seed};
+  bytes_.fetch_add(static_cast<uint64_t>(batch_bytes));
+  co_return co_await batches_.Send(std::move(loaded), load_meter());
+}
+
+asio::awaitable<void> ArrowSource::Emit() {
+  const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
+  const uint64_t max_bytes = config_.max_value_bytes();
+  while (std::optional<LoadedBatch> loaded =
+             co_await batches_.Receive(load_meter())) {
+    const RecordBatch& batch = *loaded->batch;
+    const DatasetFile& file = *loaded->file;
+    std::vector<std::vector<const ArrayView*>> chains;
+    for (const ColumnPlan& plan : file.plan) {
+      chains.push_back(Chain(batch, plan));
+    }
+    for (int64_t r = 0; r < loaded->rows; ++r) {
+      Example example;
+      std::string_view skip;
+      const ColumnPlan* skipped = nullptr;
+      for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
+        const ColumnPlan& plan = file.plan[c];
+        const std::vector<const ArrayView*>& chain = chains[c];
+        if (std::any_of(chain.begin(), chain.end(),
+                        [r](const ArrayView* a) { return a->IsNull(r); })) {
+          skip = "null_value";
+          skipped = &plan;
+          break;
+        }
+        const ArrayView& array = *chain.back();
+        switch (plan.kind) {
+          case ColumnPlan::Kind::kBytes: {
+            const std::span<const std::byte> value = array.Binary(r);
+            if (max_bytes > 0 && value.size() > max_bytes) {
+              skip = "value_too_large";
+              skipped = &plan;
+              break;
+            }
+            example.Set(plan.field,
+                        ExampleField::View(DType::kUInt8,
+                                           {static_cast<int64_t>(value.size())},
+                                           value, loaded->batch));
+            break;
+          }
+          case ColumnPlan::Kind::kList: {
+            const auto [begin, end] = array.ListRange(r);
+            const ArrayView& values = array.child(0);
+            if (values.null_count() > 0) {
+              for (int64_t i = begin; i < end; ++i) {
+                if (values.IsNull(i)) {
+                  skip = "null_value";
+                  skipped = &plan;
+                  break;
+                }
+              }
+              if (!skip.empty()) break;
+            }
+            const size_t width = DTypeSize(plan.dtype);
+            const std::span<const std::byte> bytes =
+                values.values_bytes().subspan(begin * width,
+                                              (end - begin) * width);
+            if (max_bytes > 0 && bytes.size() > max_bytes) {
+              skip = "value_too_large";
+              skipped = &plan;
+              break;
+            }
+            example.Set(plan.field,
+                        ExampleField::View(plan.dtype, {end - begin}, bytes,
+                                           loaded->batch));
+            break;
+          }
+          case ColumnPlan::Kind::kBool:
+            example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
+            break;
+          case ColumnPlan::Kind::kScalar:
+            example.Set(plan.field, ScalarField(array, plan.type, r));
+            break;
+        }
+      }
+      const int64_t file_row = loaded->first_row + r;
+      if (!skip.empty()) {
+        SkipRow(skip, file, skipped->column, file_row);
+        continue;
+      }
+      const int64_t index = file.offset + file_row;
+      const uint64_t seed =
+          train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
+      example.Set(kIndexField, ExampleField::Scalar(index));
+      example.Set(kSeedField, ExampleField::Scalar(static_cast<int64_t>(seed)));
+      if (!co_await output_->Send(std::move(example), load_meter())) {
+        co_return;
+      }
+      rows_emitted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    loaded.reset();  // the examples keep the batch alive, not the emitter
+    bool permit = true;
+    permits_.TrySend(permit);
+  }
+}
+
+void ArrowSource::AddMetrics(StageMetricProto& metrics) {
+  ArrowSourceMetricsProto& out = *metrics.mutable_arrow_source();
+  out.set_files(files_.exchange(0));
+  out.set_record_batches(record_batches_.exchange(0));
+  out.set_rows_emitted(rows_emitted_.exchange(0));
+  out.set_bytes(bytes_.exchange(0));
+  out.set_passes(passes_.exchange(0));
+  out.set_dataset_files(dataset_files_.load());
+  out.set_dataset_rows(dataset_rows_.load());
+}
+
+}  // namespace sluice

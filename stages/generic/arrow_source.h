@@ -1,0 +1,139 @@
+// ArrowSource: the rows of Arrow IPC files as Examples. Input: one channel
+// of DiscoveredFile; output "output" of Example.
+//
+//   stage { name: "rows" input: "files"
+//           arrow_source { mode: EVAL column { name: "audio.bytes"
+//                                              field: "audio" }
+//                          column { name: "label" } } }
+//
+// 1. Survey. Files named `*.arrow`, `*.feather` or `*.ipc` are collected
+//    until the end-of-scan marker (or the input's end); others are skipped
+//    (unknown_file_type). Files discovered later (watch mode) are not read:
+//    the index needs a fixed file list. The paths are sorted; each file's
+//    format is told by its magic (ARROW1: file format, else stream), its
+//    row count read from the record batches' metadata (file format: the
+//    footer's blocks, metadata only) or by a first pass (stream format),
+//    and its columns checked against the config. A file's rows get the
+//    indexes [offset, offset + rows), offset being the rows of the files
+//    before it: `index` is stable across runs over the same files.
+// 2. Passes. EVAL: one pass in sorted order, `seed` 0, then the output
+//    closes. TRAIN: pass p (from 0) uses pass_seed = pipeline seed + p,
+//    shuffles the file order with StableRandom(pass_seed), and gives each
+//    row seed = pass_seed + index (uint64, wrapping; int64 bits), as seed
+//    004's loader does; it loops until the pipeline stops (or a whole pass
+//    yields no row: the stage then ends with a warning). Rows of a file
+//    come in file order.
+// 3. Rows. Each mapped column becomes a field: binary / utf8 (and large_)
+//    a uint8 1-D view into the record batch; list, large_list and
+//    fixed_size_list of int8/16/32/64, uint8 or float16/32/64 a 1-D view of
+//    that dtype; int8/16/32/64, uint8, float16/32/64 a scalar of the same
+//    dtype; uint16 and uint32 a scalar widened to int64; bool a bool
+//    scalar. uint64 (and lists of bool, uint16/32/64) are refused: the file
+//    is skipped (unsupported_column_type). Views share the record batch
+//    (keep_alive): no copy, and the batch's buffer is recycled for later
+//    reads once the last view of it is gone.
+//
+// Memory: at most `readahead` record batches are being read, queued or
+// emitted; batches still viewed by examples downstream stay alive until
+// those examples are gone (the downstream channels bound how many).
+//
+// Skipped and counted (`skipped`), with a rate-limited log naming the stage,
+// file and column, the stage going on: files: unknown_file_type,
+// file_missing, permission_denied, not_arrow (no magic and no readable
+// stream), damaged_file (truncated, bad metadata), unsupported_feature
+// (compression, dictionaries, ...), limit_exceeded, read_error,
+// missing_column, unsupported_column_type, file_changed (rows beyond the
+// surveyed count); rows: null_value (a mapped value or a parent struct is
+// null), value_too_large (over max_value_bytes).
+#ifndef SLUICE_STAGES_GENERIC_ARROW_SOURCE_H_
+#define SLUICE_STAGES_GENERIC_ARROW_SOURCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/stage.h"
+#include "io/arrow/record_batch.h"
+#include "io/async_file_reader.h"
+#include "stages/generic/discovered_file.h"
+#include "stages/generic/example.h"
+
+namespace sluice {
+
+class ArrowSource final : public Stage {
+ public:
+  // Validates the config (at least one column, unique field names, none
+  // called "index" or "seed", readahead at least 1); needs exactly one
+  // input of DiscoveredFile.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+  ~ArrowSource() override;
+
+  void Start(const StageRuntime& runtime) override;
+  void Stop() override;
+
+  // How one mapped column of one file becomes an example field.
+  struct ColumnPlan;
+  // One file of the dataset, as the survey found it.
+  struct DatasetFile;
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  // A record batch on its way from the reader to the emitter.
+  struct LoadedBatch {
+    std::shared_ptr<const io::arrow::RecordBatch> batch;
+    const DatasetFile* file = nullptr;
+    int64_t first_row = 0;  // the batch's first row within the file
+    int64_t rows = 0;       // rows to emit (may be cut by file_changed)
+    uint64_t pass_seed = 0;
+  };
+  class BufferPool;
+
+  ArrowSource(const StageContext& context, const ArrowSourceConfig& config,
+              Channel<DiscoveredFile>* input);
+  asio::awaitable<void> Read();
+  asio::awaitable<void> Emit();
+  asio::awaitable<std::vector<std::string>> Discover();
+  asio::awaitable<void> Survey(std::vector<std::string> paths);
+  // Reads one file for one pass; false once the stage is stopping.
+  asio::awaitable<bool> ReadFile(const DatasetFile* file, uint64_t pass_seed);
+  // Hands a batch to the emitter; false once the stage is stopping.
+  asio::awaitable<bool> Deliver(io::arrow::RecordBatch batch,
+                                const DatasetFile* file, int64_t first_row,
+                                uint64_t pass_seed);
+  void SkipFile(std::string_view reason, const std::string& message);
+  void SkipRow(std::string_view reason, const DatasetFile& file,
+               const std::string& field, int64_t row);
+
+  const ArrowSourceConfig config_;
+  const uint64_t seed_;
+  Channel<DiscoveredFile>* const input_;
+  Channel<Example>* const output_;
+  // Batches from the reader to the emitter, and the permits that bound the
+  // batches in flight to `readahead`.
+  Channel<LoadedBatch> batches_;
+  Channel<bool> permits_;
+  std::shared_ptr<BufferPool> pool_;
+  io::AsyncFileReader* reader_ = nullptr;
+  // Sorted by path; written by the survey before any batch is read.
+  std::vector<std::unique_ptr<DatasetFile>> dataset_;
+  // Batches delivered so far (the Read coroutine only).
+  uint64_t delivered_ = 0;
+
+  std::atomic<uint64_t> files_{0};
+  std::atomic<uint64_t> record_batches_{0};
+  std::atomic<uint64_t> rows_emitted_{0};
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> passes_{0};
+  std::atomic<uint64_t> dataset_files_{0};
+  std::atomic<uint64_t> dataset_rows_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STAGES_GENERIC_ARROW_SOURCE_H_

@@ -1,0 +1,291 @@
+#include "stages/generic/batcher.h"
+
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "asio/post.hpp"
+#include "asio/this_coro.hpp"
+#include "asio/use_awaitable.hpp"
+#include "engine/status_macros.h"
+
+namespace sluice {
+namespace {
+
+// Examples taken from the input channel at once (one lock for all).
+constexpr size_t kExamplesPerReceive = 64;
+// The largest batch accepted at build time, in bytes.
+constexpr uint64_t kMaxBatchBytes = uint64_t{1} << 40;
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "[] (a scalar)";
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+std::string DTypeNames() {
+  std::string names;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
+                      DType::kInt64, DType::kInt32, DType::kInt16, DType::kInt8,
+                      DType::kUInt8, DType::kBool}) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ",
+                    std::string(DTypeName(dtype)));
+  }
+  return names;
+}
+
+// The schema as tensor specs, or an error naming the offending entry.
+absl::StatusOr<std::vector<BatchTensorSpec>> ParseSchema(
+    const StageContext& context, const BatcherConfig& config) {
+  if (config.field_size() == 0) {
+    return context.FieldError(
+        "field", "is empty; list at least one field (name, dtype, shape)");
+  }
+  std::vector<BatchTensorSpec> specs;
+  std::map<std::string, int, std::less<>> index_of;
+  uint64_t batch_bytes = 0;
+  for (int i = 0; i < config.field_size(); ++i) {
+    const BatcherConfig::Field& field = config.field(i);
+    const std::string entry = absl::StrCat("field[", i, "]");
+    if (field.name().empty()) {
+      return context.FieldError(absl::StrCat(entry, ".name"),
+                                "must not be empty");
+    }
+    const std::string quoted = absl::StrCat("'", field.name(), "'");
+    if (const auto [it, inserted] = index_of.emplace(field.name(), i);
+        !inserted) {
+      return context.FieldError(
+          absl::StrCat(entry, ".name"),
+          absl::StrCat("is ", quoted, ", already the name of field[",
+                       it->second, "]"));
+    }
+    const std::optional<DType> dtype = DTypeFromName(field.dtype());
+    if (!dtype) {
+      return context.FieldError(
+          absl::StrCat(entry, ".dtype"),
+          absl::StrCat("of ", quoted, " is '", field.dtype(),
+                       "'; expected one of ", DTypeNames()));
+    }
+    uint64_t bytes = DTypeSize(*dtype) * uint64_t{config.batch_size()};
+    for (int d = 0; d < field.shape_size(); ++d) {
+      const int64_t dimension = field.shape(d);
+      if (dimension < 0) {
+        return context.FieldError(
+            absl::StrCat(entry, ".shape"),
+            absl::StrCat("of ", quoted, " has dimension ", dimension,
+                         " at index ", d, "; dimensions must be >= 0"));
+      }
+      if (dimension > 0 && bytes > kMaxBatchBytes / dimension) {
+        bytes = kMaxBatchBytes + 1;
+      } else {
+        bytes *= static_cast<uint64_t>(dimension);
+      }
+    }
+    batch_bytes += bytes;
+    if (batch_bytes > kMaxBatchBytes) {
+      return context.FieldError(
+          absl::StrCat(entry, ".shape"),
+          absl::StrCat("of ", quoted, " makes a batch of ", config.batch_size(),
+                       " larger than ", kMaxBatchBytes, " bytes"));
+    }
+    specs.push_back(BatchTensorSpec{
+        .name = field.name(),
+        .dtype = *dtype,
+        .example_shape = {field.shape().begin(), field.shape().end()}});
+  }
+  return specs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Stage>> Batcher::Create(
+    const StageContext& context) {
+  const BatcherConfig& config = context.config().batcher();
+  if (config.batch_size() == 0) {
+    return context.FieldError("batch_size", "must be at least 1");
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<BatchTensorSpec> specs,
+                          ParseSchema(context, config));
+  SLUICE_ASSIGN_OR_RETURN(Channel<Example> * input,
+                          context.SingleInput<Example>());
+  return std::unique_ptr<Stage>(
+      new Batcher(context, config, std::move(specs), input));
+}
+
+Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
+                 std::vector<BatchTensorSpec> specs, Channel<Example>* input)
+    : Stage(context),
+      batch_size_(config.batch_size()),
+      last_batch_(config.last_batch()),
+      specs_(std::move(specs)),
+      input_(input),
+      output_(AddOutput<TypedBatch>("output", 4)),
+      // Enough free buffers for the batches the output channel, a consumer
+      // and the one being filled hold at once: steady state allocates
+      // nothing.
+      buffers_(BatchBufferPool::Create(
+          TypedBatch::AllocationBytes(specs_, batch_size_),
+          output_->capacity() + 3)),
+      skip_log_limiter_(absl::Seconds(5)),
+      sources_(specs_.size(), nullptr),
+      position_hints_(specs_.size(), 0) {}
+
+void Batcher::Start(const StageRuntime& runtime) {
+  SpawnWorkers(runtime, 1, [this](int) { return Run(); });
+}
+
+asio::awaitable<void> Batcher::Run() {
+  std::vector<Example> examples;
+  examples.reserve(kExamplesPerReceive);
+  std::optional<TypedBatch> open;
+  size_t filled = 0;
+  size_t since_yield = 0;
+  while (co_await input_->ReceiveSome(examples, kExamplesPerReceive,
+                                      load_meter())) {
+    for (const Example& example : examples) {
+      if (!Match(example)) continue;
+      if (!open) open = NewBatch();
+      CopyInto(*open, filled);
+      if (++filled < batch_size_) continue;
+      TypedBatch full = std::move(*open);
+      open.reset();
+      filled = 0;
+      if (!co_await output_->Send(std::move(full), load_meter())) co_return;
+      batches_.fetch_add(1, std::memory_order_relaxed);
+      examples_.fetch_add(batch_size_, std::memory_order_relaxed);
+    }
+    since_yield += examples.size();
+    examples.clear();
+    if (output_->IsClosed()) co_return;  // cancelled by Stop()
+    // About one batch of CPU work per slice: let other coroutines run.
+    if (since_yield >= batch_size_) {
+      since_yield = 0;
+      co_await asio::post(co_await asio::this_coro::executor,
+                          asio::use_awaitable);
+    }
+  }
+  if (!open) co_return;
+  std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
+  open.reset();
+  if (!last) co_return;
+  const size_t size = last->size();
+  if (!co_await output_->Send(std::move(*last), load_meter())) co_return;
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  examples_.fetch_add(size, std::memory_order_relaxed);
+}
+
+bool Batcher::Match(const Example& example) {
+  const auto& fields = example.fields();
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const BatchTensorSpec& spec = specs_[i];
+    const ExampleField* field = nullptr;
+    size_t& hint = position_hints_[i];
+    if (hint < fields.size() && fields[hint].first == spec.name) {
+      field = &fields[hint].second;
+    } else {
+      for (size_t f = 0; f < fields.size(); ++f) {
+        if (fields[f].first == spec.name) {
+          field = &fields[f].second;
+          hint = f;
+          break;
+        }
+      }
+    }
+    if (field == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& [name, value] : fields) names.push_back(name);
+      Skip("missing_field", spec,
+           absl::StrCat("is missing; the example has [",
+                        absl::StrJoin(names, ", "), "]"));
+      return false;
+    }
+    if (field->dtype() != spec.dtype) {
+      Skip("wrong_dtype", spec,
+           absl::StrCat("has dtype ", std::string(DTypeName(field->dtype())),
+                        ", expected ", std::string(DTypeName(spec.dtype))));
+      return false;
+    }
+    if (field->shape() != spec.example_shape) {
+      Skip("wrong_shape", spec,
+           absl::StrCat("has shape ", ShapeText(field->shape()), ", expected ",
+                        ShapeText(spec.example_shape)));
+      return false;
+    }
+    const std::span<const std::byte> bytes = field->bytes();
+    if (bytes.size() != spec.ExampleBytes()) {
+      Skip("wrong_size", spec,
+           absl::StrCat("holds ", bytes.size(), " bytes, expected ",
+                        spec.ExampleBytes(), " for its shape and dtype"));
+      return false;
+    }
+    sources_[i] = bytes.data();
+  }
+  return true;
+}
+
+void Batcher::Skip(std::string_view reason, const BatchTensorSpec& spec,
+                   std::string_view problem) {
+  CountSkip(reason);
+  if (skip_log_limiter_.Allow()) {
+    LogWarning("stage '", name(), "' (", type(), "): skipping an example (",
+               reason, "): field '", spec.name, "' ", problem);
+  }
+}
+
+TypedBatch Batcher::NewBatch() {
+  absl::StatusOr<TypedBatch> batch =
+      TypedBatch::Allocate(specs_, batch_size_, buffers_);
+  if (!batch.ok()) {
+    throw std::runtime_error(
+        absl::StrCat("stage '", name(), "': ", batch.status().ToString()));
+  }
+  return *std::move(batch);
+}
+
+void Batcher::CopyInto(const TypedBatch& batch, size_t slot) const {
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const size_t bytes = specs_[i].ExampleBytes();
+    std::memcpy(static_cast<std::byte*>(batch.tensor(i).data) + slot * bytes,
+                sources_[i], bytes);
+  }
+}
+
+std::optional<TypedBatch> Batcher::FinishPartial(TypedBatch batch,
+                                                 size_t filled) {
+  switch (last_batch_) {
+    case BatcherConfig::DROP:
+      dropped_.fetch_add(filled, std::memory_order_relaxed);
+      return std::nullopt;
+    case BatcherConfig::PAD_REPEAT:
+      for (size_t i = 0; i < specs_.size(); ++i) {
+        const size_t bytes = specs_[i].ExampleBytes();
+        std::byte* data = static_cast<std::byte*>(batch.tensor(i).data);
+        for (size_t slot = filled; slot < batch_size_; ++slot) {
+          std::memcpy(data + slot * bytes, data + (slot % filled) * bytes,
+                      bytes);
+        }
+      }
+      padded_.fetch_add(batch_size_ - filled, std::memory_order_relaxed);
+      return batch;
+    case BatcherConfig::KEEP:
+      break;
+  }
+  batch.Truncate(filled);
+  return batch;
+}
+
+void Batcher::AddMetrics(StageMetricProto& metrics) {
+  BatcherMetricsProto* batcher = metrics.mutable_batcher();
+  batcher->set_batches(batches_.exchange(0, std::memory_order_relaxed));
+  batcher->set_examples(examples_.exchange(0, std::memory_order_relaxed));
+  batcher->set_padded_examples(padded_.exchange(0, std::memory_order_relaxed));
+  batcher->set_dropped_examples(
+      dropped_.exchange(0, std::memory_order_relaxed));
+  batcher->set_batch_buffer_bytes(buffers_->allocated_buffers() *
+                                  buffers_->bytes());
+}
+
+}  // namespace sluice

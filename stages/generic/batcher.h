@@ -1,0 +1,118 @@
+// Batcher: assembles examples into batches of named typed tensors, for any
+// workload. Input: Example; output "output": TypedBatch.
+//
+//   stage {
+//     name: "batcher"  input: "shuffle"
+//     batcher {
+//       batch_size: 256
+//       field { name: "spectrogram" dtype: "float32" shape: [ 80, 3000 ] }
+//       field { name: "label" dtype: "int64" }  # a scalar: no shape
+//       last_batch: PAD_REPEAT
+//     }
+//   }
+//   std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
+//   // batch->Find("spectrogram")->shape == {256, 80, 3000}
+//
+// Promises:
+// - Each batch has one tensor per `field`, in the config's order, of shape
+//   {batch_size, shape...}, batch-first and row-major; example i's bytes
+//   are copied (one memcpy per field) into slot i. Example fields not in
+//   the schema are left out. Examples keep the input's order.
+// - Batches live in one 64-byte-aligned buffer each, from a pool of
+//   recycled buffers (engine/batch_buffer_pool.h): the buffer goes back when
+//   the batch's last owner drops it, so steady state allocates nothing.
+// - An example whose schema field is missing, has another dtype, another
+//   shape, or a byte count that does not match its shape is skipped and
+//   counted (`missing_field`, `wrong_dtype`, `wrong_shape`, `wrong_size`),
+//   and logged at a limited rate naming the stage, the field, what was
+//   expected and what was found.
+// - When the input ends, a partial last batch is handled by `last_batch`:
+//   KEEP emits it with its true size (TypedBatch::Truncate), DROP drops it
+//   (counted in `dropped_examples`), PAD_REPEAT fills the missing slots by
+//   cycling through that batch's own examples (slot j copies slot j mod n,
+//   for the n real ones; counted in `padded_examples`). An empty remainder
+//   emits nothing. Then the output closes.
+// - Config errors (batch_size 0, no field, an empty or repeated name, an
+//   unknown dtype, a negative dimension, a batch too large) fail at build
+//   time naming the stage and the field.
+// - One coroutine; it yields to the executor after about a batch of work.
+//   Stop() ends it at its next channel wait.
+// - Metrics: batches and examples emitted, padded and dropped examples,
+//   batch buffer bytes.
+#ifndef SLUICE_STAGES_GENERIC_BATCHER_H_
+#define SLUICE_STAGES_GENERIC_BATCHER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/batch_buffer_pool.h"
+#include "engine/log.h"
+#include "engine/stage.h"
+#include "engine/typed_batch.h"
+#include "stages/generic/example.h"
+
+namespace sluice {
+
+class Batcher final : public Stage {
+ public:
+  // Errors: see the file comment; also an input that is not one channel of
+  // Example.
+  static absl::StatusOr<std::unique_ptr<Stage>> Create(
+      const StageContext& context);
+
+  void Start(const StageRuntime& runtime) override;
+
+  // The batch layout, one spec per schema field.
+  const std::vector<BatchTensorSpec>& specs() const { return specs_; }
+  // The pool the batches' buffers come from and go back to.
+  const std::shared_ptr<BatchBufferPool>& buffer_pool() const {
+    return buffers_;
+  }
+
+ protected:
+  void AddMetrics(StageMetricProto& metrics) override;
+
+ private:
+  Batcher(const StageContext& context, const BatcherConfig& config,
+          std::vector<BatchTensorSpec> specs, Channel<Example>* input);
+  asio::awaitable<void> Run();
+  // Finds the schema fields of `example` in sources_; false (counted and
+  // logged) when one is missing or does not match its spec.
+  bool Match(const Example& example);
+  void Skip(std::string_view reason, const BatchTensorSpec& spec,
+            std::string_view problem);
+  // A fresh batch of batch_size slots; throws when no buffer can be had.
+  TypedBatch NewBatch();
+  // Copies the matched fields (sources_) into slot `slot` of `batch`.
+  void CopyInto(const TypedBatch& batch, size_t slot) const;
+  // Applies last_batch to a partial batch of `filled` slots; nullopt when
+  // nothing is to be emitted.
+  std::optional<TypedBatch> FinishPartial(TypedBatch batch, size_t filled);
+
+  const size_t batch_size_;
+  const BatcherConfig::LastBatch last_batch_;
+  const std::vector<BatchTensorSpec> specs_;
+  Channel<Example>* const input_;
+  Channel<TypedBatch>* const output_;
+  const std::shared_ptr<BatchBufferPool> buffers_;
+  RateLimiter skip_log_limiter_;
+  // Touched only by the one coroutine: per schema field, the matched
+  // field's bytes and where it was in the last example (fields usually
+  // come in the same order).
+  std::vector<const std::byte*> sources_;
+  std::vector<size_t> position_hints_;
+  std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> examples_{0};
+  std::atomic<uint64_t> padded_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STAGES_GENERIC_BATCHER_H_

@@ -1,0 +1,70 @@
+#include "stages/generic/example.h"
+
+#include <algorithm>
+
+namespace sluice {
+
+ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
+                                      std::span<const std::byte> bytes) {
+  ExampleField field;
+  field.dtype_ = dtype;
+  field.shape_ = std::move(shape);
+  field.size_ = bytes.size();
+  if (bytes.size() <= field.inline_.size()) {
+    std::copy(bytes.begin(), bytes.end(), field.inline_.begin());
+  } else {
+    field.owned_.assign(bytes.begin(), bytes.end());
+  }
+  return field;
+}
+
+ExampleField ExampleField::View(DType dtype, std::vector<int64_t> shape,
+                                std::span<const std::byte> bytes,
+                                std::shared_ptr<const void> keep_alive) {
+  ExampleField field;
+  field.dtype_ = dtype;
+  field.shape_ = std::move(shape);
+  field.size_ = bytes.size();
+  field.view_ = bytes.data();
+  field.keep_alive_ = std::move(keep_alive);
+  return field;
+}
+
+size_t ExampleField::elements() const {
+  size_t elements = 1;
+  for (int64_t dimension : shape_) elements *= static_cast<size_t>(dimension);
+  return elements;
+}
+
+std::span<const std::byte> ExampleField::bytes() const {
+  if (view_ != nullptr) return {view_, size_};
+  if (!owned_.empty()) return owned_;
+  return {inline_.data(), size_};
+}
+
+void Example::Set(std::string_view name, ExampleField field) {
+  for (auto& [existing, value] : fields_) {
+    if (existing == name) {
+      value = std::move(field);
+      return;
+    }
+  }
+  fields_.emplace_back(std::string(name), std::move(field));
+}
+
+const ExampleField* Example::Find(std::string_view name) const {
+  for (const auto& [existing, value] : fields_) {
+    if (existing == name) return &value;
+  }
+  return nullptr;
+}
+
+bool Example::Remove(std::string_view name) {
+  const auto it = std::find_if(fields_.begin(), fields_.end(),
+                               [&](const auto& f) { return f.first == name; });
+  if (it == fields_.end()) return false;
+  fields_.erase(it);
+  return true;
+}
+
+}  // namespace sluice

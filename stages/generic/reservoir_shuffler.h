@@ -1,0 +1,207 @@
+// ReservoirShuffler<T>: the reservoir that shuffles a stream of items, for
+// any item type; the one core of the generic shuffle_buffer (Example) and
+// lc0's shuffling_frame_sampler (Frame). A stage owns one, validates its own
+// config fields, and runs it as its only worker:
+//
+//   ReservoirShuffler<Example> shuffler(size, min_fill,
+//                                       ReservoirSeed(context));
+//   SpawnWorkers(runtime, 1, [this](int) {
+//     return shuffler_.Run(input_, output_, load_meter());
+//   });
+//   ReservoirMetrics m = shuffler_.TakeMetrics();  // in AddMetrics()
+//
+// Promises of Run():
+// - Nothing is emitted until `min_fill` items are in; while the input is
+//   open the reservoir never drains below `min_fill` (0: an item may pass
+//   straight through).
+// - Once the reservoir holds `size` items, each incoming item takes the slot
+//   of a uniformly chosen resident, which is emitted (waiting for room
+//   downstream).
+// - Between the two, after each incoming item it emits uniformly chosen
+//   residents while the output has room and the reservoir is above
+//   `min_fill`; when the output is full it keeps the item instead, so the
+//   reservoir grows towards `size` while downstream is the bottleneck. With
+//   min_fill == size the output is a pure function of the input order and
+//   the seed.
+// - When the input ends, every resident is emitted in random order, then
+//   Run returns (the stage closes its output): a finite stream loses
+//   nothing and duplicates nothing.
+// - Randomness comes only from the generator seeded at construction.
+// - It yields to the executor every few thousand items, so a shuffler whose
+//   channel operations never suspend cannot monopolise a thread. It returns
+//   at its next channel wait once the output is cancelled (Stop()).
+//
+// The metric both stages report (how well the stream is being shuffled):
+// the reservoir's fill against its capacity, and items received and
+// emitted. TakeMetrics() may be called from any thread.
+#ifndef SLUICE_STAGES_GENERIC_RESERVOIR_SHUFFLER_H_
+#define SLUICE_STAGES_GENERIC_RESERVOIR_SHUFFLER_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "asio/awaitable.hpp"
+#include "asio/post.hpp"
+#include "asio/this_coro.hpp"
+#include "asio/use_awaitable.hpp"
+#include "engine/channel.h"
+#include "engine/load_meter.h"
+#include "engine/stable_hash.h"
+#include "engine/stage_context.h"
+
+namespace sluice {
+
+// The seed of a stage's reservoir: the pipeline seed and the stage name, so
+// parallel shufflers are independent and reproducible.
+inline uint64_t ReservoirSeed(const StageContext& context) {
+  return HashCombine(context.seed(), Fnv1a64(context.name()));
+}
+
+// Reservoir metrics since the previous TakeMetrics().
+struct ReservoirMetrics {
+  uint64_t capacity = 0;  // `size`
+  uint64_t fill = 0;      // residents now (a gauge)
+  uint64_t received = 0;
+  uint64_t emitted = 0;
+};
+
+template <typename T>
+class ReservoirShuffler {
+ public:
+  // `size` at least 1, `min_fill` at most `size` (the stage checks both).
+  ReservoirShuffler(uint64_t size, uint64_t min_fill, uint64_t seed)
+      : size_(size), min_fill_(min_fill), random_(seed) {
+    reservoir_.reserve(std::min(size, kMaxReserve));
+  }
+  ReservoirShuffler(const ReservoirShuffler&) = delete;
+  ReservoirShuffler& operator=(const ReservoirShuffler&) = delete;
+
+  uint64_t size() const { return size_; }
+  uint64_t min_fill() const { return min_fill_; }
+  // Residents now. Only for the coroutine running the shuffler (and tests).
+  size_t residents() const { return reservoir_.size(); }
+
+  // The steps Run() is made of, public for tests. Not thread-safe.
+  //
+  // Takes `item` in. Below `size` it becomes a resident (nullopt); at
+  // `size` it takes the slot of a uniformly chosen resident, which is
+  // returned and must be emitted.
+  std::optional<T> Admit(T item) {
+    if (reservoir_.size() < size_) {
+      reservoir_.push_back(std::move(item));
+      return std::nullopt;
+    }
+    std::swap(item, reservoir_[random_.Below(reservoir_.size())]);
+    return item;
+  }
+  // While the reservoir is above min_fill, offers a uniformly chosen
+  // resident to `try_send` (a `bool(T&)` that moves from its argument only
+  // when it returns true, as Channel::TrySend); stops at the first refusal.
+  // Returns the number sent.
+  template <typename TrySend>
+  size_t EmitWhileRoom(TrySend&& try_send) {
+    size_t sent = 0;
+    while (reservoir_.size() > min_fill_) {
+      const size_t slot = random_.Below(reservoir_.size());
+      if (!try_send(reservoir_[slot])) break;
+      TakeSlot(slot);  // moved from by try_send
+      ++sent;
+    }
+    return sent;
+  }
+  // Removes and returns a uniformly chosen resident; needs residents() > 0.
+  T TakeRandom() { return TakeSlot(random_.Below(reservoir_.size())); }
+
+  // Shuffles `input` into `output` (see the file comment) until the input
+  // ends and the reservoir is drained, or the output is cancelled. Does not
+  // close `output`. Channel waits are reported to `meter`.
+  asio::awaitable<void> Run(Channel<T>* input, Channel<T>* output,
+                            LoadMeter* meter) {
+    const auto try_send = [output](T& item) { return output->TrySend(item); };
+    uint64_t handled = 0;
+    std::vector<T> incoming;
+    incoming.reserve(kItemsPerReceive);
+    while (co_await input->ReceiveSome(incoming, kItemsPerReceive, meter)) {
+      received_.fetch_add(incoming.size(), std::memory_order_relaxed);
+      for (T& item : incoming) {
+        if (std::optional<T> evicted = Admit(std::move(item))) {
+          if (!co_await output->Send(std::move(*evicted), meter)) co_return;
+          emitted_.fetch_add(1, std::memory_order_relaxed);
+        }
+        // Per item, so that with min_fill 0 an item passes straight through.
+        const size_t sent = EmitWhileRoom(try_send);
+        if (sent > 0) emitted_.fetch_add(sent, std::memory_order_relaxed);
+      }
+      handled += incoming.size();
+      incoming.clear();
+      UpdateFill();
+      if (output->IsClosed()) co_return;  // cancelled by Stop()
+      if (handled >= kItemsPerYield) {
+        handled = 0;
+        co_await Yield();
+      }
+    }
+    // The input ended: drain the reservoir in random order.
+    while (!reservoir_.empty()) {
+      T item = TakeRandom();
+      UpdateFill();
+      if (!co_await output->Send(std::move(item), meter)) co_return;
+      emitted_.fetch_add(1, std::memory_order_relaxed);
+      if (++handled % kItemsPerYield == 0) co_await Yield();
+    }
+  }
+
+  // Metrics since the previous call; thread-safe.
+  ReservoirMetrics TakeMetrics() {
+    return {.capacity = size_,
+            .fill = fill_.load(std::memory_order_relaxed),
+            .received = received_.exchange(0, std::memory_order_relaxed),
+            .emitted = emitted_.exchange(0, std::memory_order_relaxed)};
+  }
+
+ private:
+  // Items handled between two yields to the executor.
+  static constexpr uint64_t kItemsPerYield = 4096;
+  // Items taken from the input channel at once (one lock for all).
+  static constexpr size_t kItemsPerReceive = 64;
+  // The reservoir's vector grows on demand beyond this many slots, so that
+  // a large `size` costs nothing until items arrive.
+  static constexpr uint64_t kMaxReserve = 1 << 16;
+
+  static asio::awaitable<void> Yield() {
+    co_await asio::post(co_await asio::this_coro::executor,
+                        asio::use_awaitable);
+  }
+
+  // Removes resident `slot` (the last one takes its place).
+  T TakeSlot(size_t slot) {
+    T item = std::move(reservoir_[slot]);
+    if (slot + 1 != reservoir_.size()) {
+      reservoir_[slot] = std::move(reservoir_.back());
+    }
+    reservoir_.pop_back();
+    return item;
+  }
+
+  void UpdateFill() {
+    fill_.store(reservoir_.size(), std::memory_order_relaxed);
+  }
+
+  const uint64_t size_;
+  const uint64_t min_fill_;
+  // Touched only by the coroutine running the shuffler.
+  std::vector<T> reservoir_;
+  StableRandom random_;
+  std::atomic<uint64_t> fill_{0};
+  std::atomic<uint64_t> received_{0};
+  std::atomic<uint64_t> emitted_{0};
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_STAGES_GENERIC_RESERVOIR_SHUFFLER_H_

@@ -1,0 +1,395 @@
+#include "stages/generic/arrow_source.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/arrow/arrow_file_writer.h"
+#include "stages/stage_factory.h"
+#include "tests/io/arrow/ipc_test_writer.h"
+#include "tests/testing/pipeline_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ParseConfig;
+using testing::StageTotals;
+using testing::TempDir;
+using testing::WriteFile;
+
+// Row `i` of a dataset (its global index): label 10 i, blob of BlobSize(i)
+// bytes of value i & 255, vec [i, i + 0.5, i + 1, i + 1.5].
+int64_t BlobSize(int64_t i) { return i % 100 == 6 ? 30 : i % 7; }
+float VecValue(int64_t i, int k) { return static_cast<float>(i) + 0.5f * k; }
+
+struct Nulls {
+  int64_t blob_row = -1;   // file row whose blob is null
+  int64_t label_row = -1;  // file row whose label is null
+};
+
+// Writes rows [first, first + rows) of the formula in batches of
+// `batch_rows`.
+void WriteArrowFile(const std::string& path, int64_t first, int64_t rows,
+                    int64_t batch_rows, Nulls nulls = {},
+                    std::vector<std::string> names = {"blob", "vec", "label"}) {
+  absl::StatusOr<std::unique_ptr<io::arrow::ArrowFileWriter>> writer =
+      io::arrow::ArrowFileWriter::Create(
+          path, {io::arrow::BinaryColumn(names[0]),
+                 io::arrow::Float32VectorColumn(names[1], 4),
+                 io::arrow::Int64Column(names[2])});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (int64_t start = 0; start < rows; start += batch_rows) {
+    const int64_t n = std::min(batch_rows, rows - start);
+    std::vector<int32_t> offsets = {0};
+    std::vector<std::byte> bytes;
+    std::vector<float> vec;
+    std::vector<int64_t> labels;
+    std::vector<uint8_t> blob_valid((n + 7) / 8, 0xff);
+    std::vector<uint8_t> label_valid((n + 7) / 8, 0xff);
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t i = first + start + r;
+      bytes.insert(bytes.end(), BlobSize(i), static_cast<std::byte>(i & 255));
+      offsets.push_back(static_cast<int32_t>(bytes.size()));
+      for (int k = 0; k < 4; ++k) vec.push_back(VecValue(i, k));
+      labels.push_back(10 * i);
+      if (start + r == nulls.blob_row) blob_valid[r / 8] &= ~(1u << (r % 8));
+      if (start + r == nulls.label_row) label_valid[r / 8] &= ~(1u << (r % 8));
+    }
+    ASSERT_TRUE(
+        (*writer)
+            ->WriteRecordBatch(
+                n,
+                {{.validity = blob_valid, .offsets = offsets, .bytes = bytes},
+                 {.float32 = vec},
+                 {.validity = label_valid, .int64 = labels}})
+            .ok());
+  }
+  ASSERT_TRUE((*writer)->Finish().ok());
+}
+
+// Four files of 5, 7, 1 and 6 rows (19 in all), named so that the sorted
+// order is the index order.
+constexpr int64_t kRows[] = {5, 7, 1, 6};
+constexpr int64_t kTotalRows = 19;
+void WriteDataset(const TempDir& dir) {
+  int64_t first = 0;
+  int n = 0;
+  for (int64_t rows : kRows) {
+    WriteArrowFile(dir / ("part-" + std::to_string(n++) + ".arrow"), first,
+                   rows, /*batch_rows=*/3);
+    first += rows;
+  }
+}
+
+std::string Config(const std::string& dir, const std::string& mode,
+                   uint64_t seed = 0, bool io_uring = true,
+                   const std::string& extra = "") {
+  return "worker_threads: 2 metrics_interval_seconds: 0.02 seed: " +
+         std::to_string(seed) + (io_uring ? "" : " use_io_uring: false") +
+         " stage { name: 'files' file_path_provider { directory: '" + dir +
+         "' mode: ONCE } }"
+         " stage { name: 'rows' input: 'files' arrow_source { mode: " +
+         mode +
+         " column { name: 'blob' } column { name: 'vec' }"
+         " column { name: 'label' field: 'y' } " +
+         extra + " } }";
+}
+
+std::optional<Example> Next(DataLoader& loader) {
+  auto result = loader.GetNextFor<Example>("", std::chrono::seconds(60));
+  EXPECT_NE(result.kind, Channel<Example>::GetResult::Kind::kTimeout);
+  return std::move(result.item);
+}
+
+int64_t Int64(const Example& example, const std::string& name) {
+  const ExampleField* field = example.Find(name);
+  EXPECT_NE(field, nullptr) << name;
+  return field == nullptr ? -1 : field->scalar<int64_t>();
+}
+
+// Checks every mapped value of `example` against the formula.
+void ExpectRowValues(const Example& example) {
+  const int64_t i = Int64(example, "index");
+  EXPECT_EQ(Int64(example, "y"), 10 * i);
+  const ExampleField* blob = example.Find("blob");
+  ASSERT_NE(blob, nullptr);
+  EXPECT_EQ(blob->dtype(), DType::kUInt8);
+  ASSERT_EQ(blob->shape(), std::vector<int64_t>{BlobSize(i)});
+  for (std::byte b : blob->bytes()) EXPECT_EQ(std::to_integer<int>(b), i & 255);
+  const ExampleField* vec = example.Find("vec");
+  ASSERT_NE(vec, nullptr);
+  EXPECT_EQ(vec->dtype(), DType::kFloat32);
+  ASSERT_EQ(vec->shape(), std::vector<int64_t>{4});
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(vec->data<float>()[k], VecValue(i, k));
+}
+
+uint64_t Skips(const StageMetricProto& metrics, const std::string& reason) {
+  for (const SkipCountProto& skip : metrics.skipped()) {
+    if (skip.reason() == reason) return skip.count();
+  }
+  return 0;
+}
+
+class ArrowSourceBackendTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
+  TempDir dir;
+  WriteDataset(dir);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 5, GetParam())));
+  loader.Start();
+  std::vector<int64_t> indexes;
+  while (std::optional<Example> example = Next(loader)) {
+    ExpectRowValues(*example);
+    EXPECT_EQ(Int64(*example, "seed"), 0);
+    indexes.push_back(Int64(*example, "index"));
+  }
+  std::vector<int64_t> expected(kTotalRows);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(indexes, expected);
+  loader.Stop();
+  const StageMetricProto totals = StageTotals(loader, "rows");
+  EXPECT_EQ(totals.arrow_source().rows_emitted(), kTotalRows);
+  EXPECT_EQ(totals.arrow_source().files(), 4u);
+  EXPECT_EQ(totals.arrow_source().record_batches(), 2u + 3u + 1u + 2u);
+  EXPECT_EQ(totals.arrow_source().passes(), 1u);
+  EXPECT_EQ(totals.arrow_source().dataset_rows(), kTotalRows);
+  EXPECT_GT(totals.arrow_source().bytes(), 0u);
+  EXPECT_EQ(totals.skipped_size(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(IoBackends, ArrowSourceBackendTest,
+                         ::testing::Values(true, false), [](const auto& info) {
+                           return info.param ? "IoUring" : "Fallback";
+                         });
+
+// The first `passes` passes of a TRAIN run: (index, seed) per example.
+std::vector<std::vector<std::pair<int64_t, int64_t>>> TrainPasses(
+    const std::string& dir, uint64_t seed, int passes) {
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(Config(dir, "TRAIN", seed)));
+  loader.Start();
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> result(passes);
+  for (auto& pass : result) {
+    for (int64_t n = 0; n < kTotalRows; ++n) {
+      std::optional<Example> example = Next(loader);
+      if (!example) {
+        ADD_FAILURE() << "train ended";
+        return result;
+      }
+      ExpectRowValues(*example);
+      pass.emplace_back(Int64(*example, "index"), Int64(*example, "seed"));
+    }
+  }
+  loader.Stop();
+  return result;
+}
+
+std::vector<int64_t> Indexes(
+    const std::vector<std::pair<int64_t, int64_t>>& pass) {
+  std::vector<int64_t> indexes;
+  for (const auto& [index, seed] : pass) indexes.push_back(index);
+  return indexes;
+}
+
+TEST(ArrowSourceTest, TrainOrderIsAFunctionOfTheSeedAndChangesPerPass) {
+  TempDir dir;
+  WriteDataset(dir);
+  const auto run = TrainPasses(dir.path(), 41, 3);
+  EXPECT_EQ(TrainPasses(dir.path(), 41, 3), run);  // reproducible
+  for (int p = 0; p < 3; ++p) {
+    std::vector<int64_t> sorted = Indexes(run[p]);
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int64_t> all(kTotalRows);
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(sorted, all) << "pass " << p;  // every row once per pass
+    for (const auto& [index, seed] : run[p]) {
+      EXPECT_EQ(static_cast<uint64_t>(seed), 41u + p + index);
+    }
+  }
+  EXPECT_NE(Indexes(run[0]), Indexes(run[1]));  // reshuffled per pass
+  EXPECT_NE(Indexes(TrainPasses(dir.path(), 42, 1)[0]), Indexes(run[0]));
+}
+
+TEST(ArrowSourceTest, IndexIsStableWhateverTheDiscoveryOrder) {
+  // Files of a second directory level sort in between: the index follows
+  // the sorted paths, not the order the scan met them.
+  TempDir dir;
+  std::filesystem::create_directory(dir / "b");
+  WriteArrowFile(dir / "c.arrow", 8, 2, 2);
+  WriteArrowFile(dir / "b/x.arrow", 3, 5, 2);
+  WriteArrowFile(dir / "a.arrow", 0, 3, 2);
+  for (int run = 0; run < 2; ++run) {
+    DataLoader loader(CreateStage);
+    loader.Configure(ParseConfig(Config(dir.path(), "EVAL")));
+    loader.Start();
+    int64_t expected = 0;
+    while (std::optional<Example> example = Next(loader)) {
+      EXPECT_EQ(Int64(*example, "index"), expected++);
+      ExpectRowValues(*example);
+    }
+    EXPECT_EQ(expected, 10);
+  }
+}
+
+TEST(ArrowSourceTest, ViewsKeepTheirBatchAliveAfterThePipelineIsGone) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 30, 10);
+  std::vector<Example> kept;
+  {
+    DataLoader loader(CreateStage);
+    loader.Configure(ParseConfig(Config(dir.path(), "EVAL")));
+    loader.Start();
+    while (std::optional<Example> example = Next(loader)) {
+      kept.push_back(std::move(*example));
+    }
+    loader.Stop();
+  }
+  ASSERT_EQ(kept.size(), 30u);
+  for (const Example& example : kept) ExpectRowValues(example);
+}
+
+TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
+  TempDir dir;
+  // Good: rows 0-9, with a null blob at file row 2 and a null label at 4,
+  // and a 30-byte blob at row 6 (max_value_bytes 16 drops it; the vec of
+  // 16 bytes passes).
+  WriteArrowFile(dir / "good.arrow", 0, 10, 4, {.blob_row = 2, .label_row = 4});
+  WriteFile(dir / "junk.arrow", "this is not arrow at all");
+  WriteFile(dir / "empty.ipc", "");
+  WriteFile(dir / "notes.txt", "x");
+  {  // truncated: the first half of a good file
+    WriteArrowFile(dir / "full.tmp", 100, 10, 4);
+    std::ifstream in(dir / "full.tmp", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    WriteFile(dir / "truncated.arrow", bytes.substr(0, bytes.size() / 2));
+    std::filesystem::remove(dir / "full.tmp");
+  }
+  WriteArrowFile(dir / "renamed.feather", 200, 3, 3, {},
+                 {"blob", "vec", "other"});
+  {  // label as uint64: refused
+    namespace t = io::arrow::testing;
+    t::TestSchema schema{
+        .fields = {t::TestField{.name = "blob", .type = t::fb::Type_Binary},
+                   t::TestField{
+                       .name = "vec", .type = t::fb::Type_Int, .bit_width = 32},
+                   t::TestField{.name = "label",
+                                .type = t::fb::Type_Int,
+                                .bit_width = 64,
+                                .is_signed = false}}};
+    t::TestBatch batch{.length = 1,
+                       .nodes = {{1, 0}, {1, 0}, {1, 0}},
+                       .buffers = {{},
+                                   {t::Values<int32_t>({0, 0})},
+                                   {},
+                                   {},
+                                   {t::Values<int32_t>({1})},
+                                   {},
+                                   {t::Values<uint64_t>({1})}}};
+    WriteFile(dir / "unsigned.arrow", t::MakeFile(schema, {batch}));
+  }
+  DataLoader loader(CreateStage);
+  loader.Configure(
+      ParseConfig(Config(dir.path(), "EVAL", 0, true, "max_value_bytes: 16")));
+  loader.Start();
+  std::vector<int64_t> indexes;
+  while (std::optional<Example> example = Next(loader)) {
+    ExpectRowValues(*example);
+    indexes.push_back(Int64(*example, "index"));
+  }
+  EXPECT_EQ(indexes, (std::vector<int64_t>{0, 1, 3, 5, 7, 8, 9}));
+  loader.Stop();
+  const StageMetricProto totals = StageTotals(loader, "rows");
+  EXPECT_EQ(Skips(totals, "unknown_file_type"), 1u);
+  EXPECT_EQ(Skips(totals, "not_arrow"), 2u);
+  EXPECT_EQ(Skips(totals, "damaged_file"), 1u);
+  EXPECT_EQ(Skips(totals, "missing_column"), 1u);
+  EXPECT_EQ(Skips(totals, "unsupported_column_type"), 1u);
+  EXPECT_EQ(Skips(totals, "null_value"), 2u);
+  EXPECT_EQ(Skips(totals, "value_too_large"), 1u);
+  EXPECT_EQ(totals.arrow_source().dataset_files(), 1u);
+}
+
+TEST(ArrowSourceTest, StreamFilesAreSurveyedByAFirstPass) {
+  namespace t = io::arrow::testing;
+  TempDir dir;
+  const t::TestSchema schema{
+      .fields = {t::Int32Field("x"), t::Utf8Field("name")}};
+  const auto batch = [](int32_t a, int32_t b) {
+    return t::TestBatch{.length = 2,
+                        .nodes = {{2, 0}, {2, 0}},
+                        .buffers = {{},
+                                    {t::Values<int32_t>({a, b})},
+                                    {},
+                                    {t::Values<int32_t>({0, 1, 3})},
+                                    {"abc"}}};
+  };
+  WriteFile(dir / "a.arrow", t::MakeStream(schema, {batch(1, 2), batch(3, 4)}));
+  WriteFile(dir / "b.ipc", t::MakeStream(schema, {batch(5, 6)}));
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "worker_threads: 2 stage { name: 'files' file_path_provider { "
+      "directory: '" +
+      dir.path() +
+      "' mode: ONCE } } stage { name: 'rows' input: 'files' arrow_source { "
+      "mode: EVAL readahead: 1 column { name: 'x' } column { name: 'name' } "
+      "} }"));
+  loader.Start();
+  std::vector<std::pair<int64_t, int32_t>> rows;
+  while (std::optional<Example> example = Next(loader)) {
+    const ExampleField* x = example->Find("x");
+    ASSERT_NE(x, nullptr);
+    EXPECT_EQ(x->dtype(), DType::kInt32);
+    EXPECT_EQ(example->Find("name")->bytes().size(),
+              rows.size() % 2 == 0 ? 1u : 2u);
+    rows.emplace_back(Int64(*example, "index"), x->scalar<int32_t>());
+  }
+  EXPECT_EQ(rows, (std::vector<std::pair<int64_t, int32_t>>{
+                      {0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}}));
+}
+
+TEST(ArrowSourceTest, StopWhileTrainingReturns) {
+  TempDir dir;
+  WriteDataset(dir);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(Config(dir.path(), "TRAIN", 3)));
+  loader.Start();
+  ASSERT_TRUE(Next(loader).has_value());
+  loader.Stop();  // the emitter is blocked on a full output
+}
+
+TEST(ArrowSourceTest, ConfigErrorsNameTheField) {
+  const auto error = [](const std::string& arrow_source) {
+    DataLoader loader(CreateStage);
+    try {
+      loader.Configure(ParseConfig(
+          "stage { name: 'files' file_path_provider { directory: '/tmp' } } "
+          "stage { name: 'rows' input: 'files' arrow_source { " +
+          arrow_source + " } }"));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error(""), HasSubstr("'arrow_source.column'"));
+  EXPECT_THAT(error("column { name: 'a' } column { name: 'b' field: 'a' }"),
+              HasSubstr("used twice"));
+  EXPECT_THAT(error("column { name: 'index' }"), HasSubstr("used twice"));
+  EXPECT_THAT(error("column { name: 'a' } readahead: 0"),
+              HasSubstr("'arrow_source.readahead'"));
+  DataLoader loader(CreateStage);
+  EXPECT_ANY_THROW(loader.Configure(ParseConfig(
+      "stage { name: 'n' counting_source { count: 1 } } "
+      "stage { name: 'rows' input: 'n' arrow_source { column { name: 'a' } "
+      "} }")));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,368 @@
+#include "stages/generic/batcher.h"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/data_loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/stages/generic/example_source.h"
+#include "tests/testing/pipeline_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::FactoryWithExamples;
+using ::sluice::testing::IndexedExamples;
+using ::sluice::testing::ParseConfig;
+using ::sluice::testing::StageTotals;
+using ::testing::HasSubstr;
+
+// source -> batcher { `batcher_config` }.
+std::string Config(const std::string& batcher_config) {
+  return absl::StrCat(R"pb(
+                        worker_threads: 2
+                        stage {
+                          name: "source"
+                          counting_source {}
+                        }
+                        stage { name: "batcher" input: "source" batcher {)pb",
+                      batcher_config, "} }");
+}
+
+std::vector<TypedBatch> Drain(DataLoader& loader) {
+  std::vector<TypedBatch> batches;
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    batches.push_back(std::move(*batch));
+  }
+  return batches;
+}
+
+std::vector<TypedBatch> RunBatcher(std::vector<Example> examples,
+                                   const std::string& batcher_config,
+                                   StageMetricProto* totals = nullptr) {
+  DataLoader loader(FactoryWithExamples("source", std::move(examples)));
+  loader.Configure(ParseConfig(Config(batcher_config)));
+  loader.Start();
+  std::vector<TypedBatch> batches = Drain(loader);
+  loader.Stop();
+  if (totals != nullptr) *totals = StageTotals(loader, "batcher");
+  return batches;
+}
+
+std::map<std::string, uint64_t> SkippedByReason(const StageMetricProto& m) {
+  std::map<std::string, uint64_t> skipped;
+  for (const SkipCountProto& skip : m.skipped()) {
+    skipped[skip.reason()] += skip.count();
+  }
+  return skipped;
+}
+
+// The bytes of `tensor`.
+std::string Bytes(const BatchTensor& tensor) {
+  return std::string(static_cast<const char*>(tensor.data), tensor.bytes);
+}
+
+template <typename T>
+std::string BytesOf(const std::vector<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()),
+                     values.size() * sizeof(T));
+}
+
+// The int64 "index" of every example of `batch`.
+std::vector<int64_t> Indices(const TypedBatch& batch) {
+  const BatchTensor* index = batch.Find("index");
+  EXPECT_NE(index, nullptr);
+  if (index == nullptr) return {};
+  EXPECT_EQ(index->shape, std::vector<int64_t>{int64_t(batch.size())});
+  const int64_t* data = index->As<int64_t>();
+  return std::vector<int64_t>(data, data + batch.size());
+}
+
+// Example i with one field of every dtype (and a view, and a field the
+// schema leaves out), in an order other than the schema's.
+Example EveryDType(int i, const std::shared_ptr<const std::string>& block) {
+  Example example;
+  example.Set("f32",
+              ExampleField::Owned<float>({2, 3}, {i + 0.f, i + .1f, i + .2f,
+                                                  i + .3f, i + .4f, i + .5f}));
+  example.Set("f64", ExampleField::Scalar<double>(i + 0.25));
+  const std::vector<uint16_t> half = {uint16_t(i), uint16_t(i + 100),
+                                      uint16_t(0x3c00), uint16_t(0xfbff)};
+  example.Set("f16", ExampleField::OwnedBytes(
+                         DType::kFloat16, {4},
+                         std::as_bytes(std::span<const uint16_t>(half))));
+  example.Set("i64", ExampleField::Scalar<int64_t>(-1000000000000LL * i));
+  example.Set("i32", ExampleField::Owned<int32_t>({2}, {i, -i}));
+  example.Set("extra", ExampleField::Scalar<int64_t>(99));
+  example.Set("i16", ExampleField::Scalar<int16_t>(int16_t(-3 * i)));
+  example.Set("i8", ExampleField::Owned<int8_t>(
+                        {3}, {int8_t(i), int8_t(-i), int8_t(i + 1)}));
+  example.Set(
+      "u8", ExampleField::Owned<uint8_t>({2, 2}, {uint8_t(i), uint8_t(i + 1),
+                                                  uint8_t(200), uint8_t(255)}));
+  example.Set("b", ExampleField::Scalar<bool>(i % 3 == 0));
+  example.Set("view", ExampleField::View(DType::kUInt8, {5},
+                                         std::as_bytes(std::span<const char>(
+                                             block->data() + (i % 4), 5)),
+                                         block));
+  return example;
+}
+
+constexpr char kEveryDTypeSchema[] = R"pb(
+  field { name: "b" dtype: "bool" }
+  field {
+    name: "f32"
+    dtype: "float32"
+    shape: [ 2, 3 ]
+  }
+  field { name: "f64" dtype: "float64" }
+  field { name: "f16" dtype: "float16" shape: 4 }
+  field { name: "i64" dtype: "int64" }
+  field { name: "i32" dtype: "int32" shape: 2 }
+  field { name: "i16" dtype: "int16" }
+  field { name: "i8" dtype: "int8" shape: 3 }
+  field {
+    name: "u8"
+    dtype: "uint8"
+    shape: [ 2, 2 ]
+  }
+  field { name: "view" dtype: "uint8" shape: 5 }
+)pb";
+
+TEST(BatcherTest, EveryDTypeAndMultiDimShapeInTheRightBytes) {
+  const auto block = std::make_shared<const std::string>("abcdefghij");
+  std::vector<Example> examples;
+  for (int i = 0; i < 8; ++i) examples.push_back(EveryDType(i, block));
+  const std::vector<TypedBatch> batches =
+      RunBatcher(examples, absl::StrCat("batch_size: 4 ", kEveryDTypeSchema));
+  ASSERT_EQ(batches.size(), 2u);
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
+      {"b", {4}},        {"f32", {4, 2, 3}}, {"f64", {4}}, {"f16", {4, 4}},
+      {"i64", {4}},      {"i32", {4, 2}},    {"i16", {4}}, {"i8", {4, 3}},
+      {"u8", {4, 2, 2}}, {"view", {4, 5}}};
+  const std::vector<DType> dtypes = {
+      DType::kBool,  DType::kFloat32, DType::kFloat64, DType::kFloat16,
+      DType::kInt64, DType::kInt32,   DType::kInt16,   DType::kInt8,
+      DType::kUInt8, DType::kUInt8};
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const TypedBatch& batch = batches[b];
+    EXPECT_EQ(batch.size(), 4u);
+    ASSERT_EQ(batch.tensors().size(), expected.size());  // no "extra"
+    EXPECT_EQ(batch.Find("extra"), nullptr);
+    for (size_t t = 0; t < expected.size(); ++t) {
+      const BatchTensor& tensor = batch.tensor(t);
+      SCOPED_TRACE(tensor.name);
+      EXPECT_EQ(tensor.name, expected[t].first);
+      EXPECT_EQ(tensor.shape, expected[t].second);
+      EXPECT_EQ(tensor.dtype, dtypes[t]);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(tensor.data) % 64, 0u);
+      std::string want;
+      for (int i = 4 * b; i < 4 * int(b) + 4; ++i) {
+        const ExampleField* field = examples[i].Find(tensor.name);
+        ASSERT_NE(field, nullptr);
+        want.append(reinterpret_cast<const char*>(field->bytes().data()),
+                    field->bytes().size());
+      }
+      EXPECT_EQ(Bytes(tensor), want);
+    }
+  }
+  // Spot checks against values written out by hand.
+  const TypedBatch& second = batches[1];
+  EXPECT_EQ(second.Find("f32")->As<float>()[6 + 5], 5.5f);  // example 5
+  EXPECT_EQ(second.Find("i64")->As<int64_t>()[3], -7000000000000LL);
+  EXPECT_EQ(Bytes(*second.Find("view")), "abcdebcdefcdefgdefgh");
+  EXPECT_EQ(BytesOf(std::vector<uint8_t>(second.Find("b")->As<uint8_t>(),
+                                         second.Find("b")->As<uint8_t>() + 4)),
+            BytesOf(std::vector<uint8_t>{0, 0, 1, 0}));  // 4..7: 6 % 3 == 0
+}
+
+// Examples with x: float32 [2] and y: int64, where example `bad` is broken
+// by `breaker`.
+std::vector<Example> XyExamples(int count) {
+  std::vector<Example> examples(count);
+  for (int i = 0; i < count; ++i) {
+    examples[i].Set("x", ExampleField::Owned<float>({2}, {i + 0.f, -i + 0.f}));
+    examples[i].Set("y", ExampleField::Scalar<int64_t>(i));
+  }
+  return examples;
+}
+
+constexpr char kXySchema[] = R"pb(
+  field { name: "x" dtype: "float32" shape: 2 }
+  field { name: "y" dtype: "int64" }
+)pb";
+
+TEST(BatcherTest, BadExamplesAreSkippedCountedAndLoggedByReason) {
+  const float three[] = {1, 2, 3};
+  const float one[] = {1};
+  const struct {
+    std::string reason;
+    ExampleField field;
+    std::vector<std::string> logged;
+  } cases[] = {
+      {"missing_field", ExampleField(), {"field 'x'", "is missing", "[y]"}},
+      {"wrong_dtype",
+       ExampleField::Owned<int32_t>({2}, {1, 2}),
+       {"field 'x'", "has dtype int32, expected float32"}},
+      {"wrong_shape",
+       ExampleField::OwnedBytes(DType::kFloat32, {3},
+                                std::as_bytes(std::span(three))),
+       {"field 'x'", "has shape [3], expected [2]"}},
+      {"wrong_size",
+       ExampleField::OwnedBytes(DType::kFloat32, {2},
+                                std::as_bytes(std::span(one))),
+       {"field 'x'", "holds 4 bytes, expected 8"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.reason);
+    std::vector<Example> examples = XyExamples(5);
+    if (c.reason == "missing_field") {
+      examples[2].Remove("x");
+    } else {
+      examples[2].Set("x", c.field);
+    }
+    StageMetricProto totals;
+    ::testing::internal::CaptureStderr();
+    const std::vector<TypedBatch> batches = RunBatcher(
+        examples, absl::StrCat("batch_size: 2 ", kXySchema), &totals);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(SkippedByReason(totals),
+              (std::map<std::string, uint64_t>{{c.reason, 1}}));
+    EXPECT_THAT(log, HasSubstr("stage 'batcher'"));
+    EXPECT_THAT(log, HasSubstr(c.reason));
+    for (const std::string& part : c.logged) EXPECT_THAT(log, HasSubstr(part));
+    // The other four, in order: batches [0, 1] and [3, 4].
+    ASSERT_EQ(batches.size(), 2u);
+    const int64_t* y0 = batches[0].Find("y")->As<int64_t>();
+    const int64_t* y1 = batches[1].Find("y")->As<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(y0, y0 + 2), (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(std::vector<int64_t>(y1, y1 + 2), (std::vector<int64_t>{3, 4}));
+    const float* x1 = batches[1].Find("x")->As<float>();
+    EXPECT_EQ(std::vector<float>(x1, x1 + 4),
+              (std::vector<float>{3, -3, 4, -4}));
+  }
+}
+
+TEST(BatcherTest, LastBatchKeepDropAndPadRepeat) {
+  const std::string schema = R"pb(field { name: "index" dtype: "int64" })pb";
+  const auto run = [&](uint64_t count, const std::string& mode,
+                       StageMetricProto* totals) {
+    std::vector<std::vector<int64_t>> indices;
+    for (const TypedBatch& batch : RunBatcher(
+             IndexedExamples(count),
+             absl::StrCat("batch_size: 4 last_batch: ", mode, " ", schema),
+             totals)) {
+      indices.push_back(Indices(batch));
+    }
+    return indices;
+  };
+  using Batches = std::vector<std::vector<int64_t>>;
+  StageMetricProto totals;
+  EXPECT_EQ(run(10, "KEEP", &totals),
+            (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}));
+  EXPECT_EQ(totals.batcher().batches(), 3u);
+  EXPECT_EQ(totals.batcher().examples(), 10u);
+  EXPECT_EQ(run(10, "DROP", &totals), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(totals.batcher().examples(), 8u);
+  EXPECT_EQ(totals.batcher().dropped_examples(), 2u);
+  EXPECT_EQ(run(10, "PAD_REPEAT", &totals),
+            (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 8, 9}}));
+  EXPECT_EQ(totals.batcher().examples(), 12u);
+  EXPECT_EQ(totals.batcher().padded_examples(), 2u);
+  EXPECT_EQ(run(9, "PAD_REPEAT", &totals),
+            (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 8, 8, 8}}));
+  EXPECT_EQ(totals.batcher().padded_examples(), 3u);
+  EXPECT_EQ(run(7, "PAD_REPEAT", nullptr),
+            (Batches{{0, 1, 2, 3}, {4, 5, 6, 4}}));
+  // No remainder: nothing extra, whatever the mode.
+  for (const char* mode : {"KEEP", "DROP", "PAD_REPEAT"}) {
+    EXPECT_EQ(run(8, mode, &totals), (Batches{{0, 1, 2, 3}, {4, 5, 6, 7}}))
+        << mode;
+    EXPECT_EQ(totals.batcher().padded_examples(), 0u);
+    EXPECT_EQ(totals.batcher().dropped_examples(), 0u);
+  }
+  EXPECT_EQ(run(0, "PAD_REPEAT", nullptr), Batches{});
+}
+
+TEST(BatcherTest, BatchBuffersAreRecycled) {
+  std::shared_ptr<BatchBufferPool> pool;
+  DataLoader loader([&pool](const StageContext& context)
+                        -> absl::StatusOr<std::unique_ptr<Stage>> {
+    if (context.name() == "source") {
+      return FactoryWithExamples("source", XyExamples(400))(context);
+    }
+    absl::StatusOr<std::unique_ptr<Stage>> stage = CreateStage(context);
+    if (stage.ok() && context.name() == "batcher") {
+      pool = static_cast<Batcher*>(stage->get())->buffer_pool();
+    }
+    return stage;
+  });
+  loader.Configure(
+      ParseConfig(Config(absl::StrCat("batch_size: 4 ", kXySchema))));
+  ASSERT_NE(pool, nullptr);
+  loader.Start();
+  uint64_t batches = 0;
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    ++batches;
+  }
+  loader.Stop();
+  EXPECT_EQ(batches, 100u);
+  // Every buffer came back, and few were ever allocated: at most the output
+  // channel's 4, one held by a blocked send and one by the consumer.
+  EXPECT_GT(pool->allocated_buffers(), 0u);
+  EXPECT_LE(pool->allocated_buffers(), 7u);
+  EXPECT_EQ(pool->free_buffers(), pool->allocated_buffers());
+  EXPECT_EQ(StageTotals(loader, "batcher").batcher().batch_buffer_bytes(),
+            pool->allocated_buffers() * pool->bytes());
+}
+
+TEST(BatcherTest, ConfigErrorsNameStageAndField) {
+  const struct {
+    std::string config;
+    std::vector<std::string> parts;
+  } cases[] = {
+      {absl::StrCat("batch_size: 0 ", kXySchema), {"batcher.batch_size"}},
+      {"batch_size: 4", {"batcher.field'", "at least one"}},
+      {R"pb(field { name: "x" dtype: "flaot32" })pb",
+       {"batcher.field[0].dtype", "'x'", "'flaot32'", "float32"}},
+      {R"pb(field { name: "x" dtype: "float32" }
+            field {
+              name: "y"
+              dtype: "int8"
+              shape: [ 2, -1 ]
+            })pb",
+       {"batcher.field[1].shape", "'y'", "-1"}},
+      {R"pb(field { name: "x" dtype: "float32" }
+            field { name: "x" dtype: "int8" })pb",
+       {"batcher.field[1].name", "'x'", "field[0]"}},
+      {R"pb(field { dtype: "int8" })pb", {"batcher.field[0].name", "empty"}},
+      {R"pb(field {
+              name: "x"
+              dtype: "float64"
+              shape: [ 1000000, 1000000 ]
+            })pb",
+       {"batcher.field[0].shape", "'x'", "larger"}},
+  };
+  for (const auto& c : cases) {
+    DataLoader loader(FactoryWithExamples("source", {}));
+    try {
+      loader.Configure(ParseConfig(Config(c.config)));
+      ADD_FAILURE() << "accepted " << c.config;
+    } catch (const ConfigError& error) {
+      EXPECT_THAT(error.what(), HasSubstr("stage 'batcher'")) << c.config;
+      for (const std::string& part : c.parts) {
+        EXPECT_THAT(error.what(), HasSubstr(part)) << c.config;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,182 @@
+#include "stages/generic/reservoir_shuffler.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "asio/io_context.hpp"
+#include "engine/channel.h"
+#include "gtest/gtest.h"
+#include "tests/testing/coroutine_runner.h"
+
+namespace sluice {
+namespace {
+
+using ::sluice::testing::CoroutineRunner;
+using Shuffler = ReservoirShuffler<int>;
+
+std::vector<int> Iota(int count) {
+  std::vector<int> values(count);
+  for (int i = 0; i < count; ++i) values[i] = i;
+  return values;
+}
+
+TEST(ReservoirShufflerTest, AdmitFillsThenEvictsAResident) {
+  Shuffler shuffler(/*size=*/4, /*min_fill=*/4, /*seed=*/1);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(shuffler.Admit(i), std::nullopt);
+  EXPECT_EQ(shuffler.residents(), 4u);
+  std::set<int> residents = {0, 1, 2, 3};
+  for (int i = 4; i < 100; ++i) {
+    const std::optional<int> evicted = shuffler.Admit(i);
+    ASSERT_TRUE(evicted.has_value());
+    ASSERT_EQ(residents.erase(*evicted), 1u) << *evicted;
+    residents.insert(i);
+    EXPECT_EQ(shuffler.residents(), 4u);
+  }
+}
+
+TEST(ReservoirShufflerTest, EmitWhileRoomKeepsMinFillAndStopsWhenRefused) {
+  Shuffler shuffler(/*size=*/10, /*min_fill=*/3, /*seed=*/1);
+  for (int i = 0; i < 8; ++i) shuffler.Admit(i);
+  std::vector<int> sent;
+  // Room for two: the third offer is refused and its item stays.
+  EXPECT_EQ(shuffler.EmitWhileRoom([&](int& item) {
+    if (sent.size() == 2) return false;
+    sent.push_back(item);
+    return true;
+  }),
+            2u);
+  EXPECT_EQ(shuffler.residents(), 6u);
+  // Unlimited room: down to min_fill, not below.
+  EXPECT_EQ(shuffler.EmitWhileRoom([&](int& item) {
+    sent.push_back(item);
+    return true;
+  }),
+            3u);
+  EXPECT_EQ(shuffler.residents(), 3u);
+  // The rest drains by TakeRandom: all of 0..7 exactly once.
+  while (shuffler.residents() > 0) sent.push_back(shuffler.TakeRandom());
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(sent, Iota(8));
+}
+
+TEST(ReservoirShufflerTest, MinFillZeroPassesStraightThrough) {
+  Shuffler shuffler(/*size=*/10, /*min_fill=*/0, /*seed=*/1);
+  for (int i = 0; i < 5; ++i) {
+    shuffler.Admit(i);
+    std::vector<int> sent;
+    shuffler.EmitWhileRoom([&](int& item) {
+      sent.push_back(item);
+      return true;
+    });
+    EXPECT_EQ(sent, std::vector<int>{i});
+  }
+}
+
+// Admits 0..count-1 into a full-size reservoir and drains it.
+std::vector<int> ShuffleOnce(uint64_t size, int count, uint64_t seed) {
+  Shuffler shuffler(size, size, seed);
+  std::vector<int> out;
+  for (int i = 0; i < count; ++i) {
+    if (std::optional<int> evicted = shuffler.Admit(i)) out.push_back(*evicted);
+  }
+  while (shuffler.residents() > 0) out.push_back(shuffler.TakeRandom());
+  return out;
+}
+
+TEST(ReservoirShufflerTest, OrderDependsOnlyOnSeed) {
+  const std::vector<int> a = ShuffleOnce(16, 500, 7);
+  EXPECT_EQ(ShuffleOnce(16, 500, 7), a);
+  EXPECT_NE(ShuffleOnce(16, 500, 8), a);
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, Iota(500));
+  EXPECT_NE(a, Iota(500));
+}
+
+// Run(), driven step by step: nothing leaves before min_fill items are in,
+// then it keeps min_fill residents while the input is open, and drains
+// everything once the input closes.
+TEST(ReservoirShufflerTest, RunWaitsForMinFillThenDrainsOnClose) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  Channel<int> input("input", 100);
+  Channel<int> output("output", 100);
+  Shuffler shuffler(/*size=*/20, /*min_fill=*/10, /*seed=*/3);
+  runner.Spawn(shuffler.Run(&input, &output, nullptr));
+  for (int i = 0; i < 10; ++i) {
+    int item = i;
+    ASSERT_TRUE(input.TrySend(item));
+  }
+  io.poll();
+  EXPECT_EQ(output.Size(), 0u);  // exactly min_fill in: nothing out
+  int eleventh = 10;
+  ASSERT_TRUE(input.TrySend(eleventh));
+  io.poll();
+  EXPECT_EQ(output.Size(), 1u);  // one above min_fill: one out
+  const ReservoirMetrics open = shuffler.TakeMetrics();
+  EXPECT_EQ(open.capacity, 20u);
+  EXPECT_EQ(open.fill, 10u);
+  EXPECT_EQ(open.received, 11u);
+  EXPECT_EQ(open.emitted, 1u);
+  input.Close();
+  runner.RunToCompletion();
+  std::vector<int> out;
+  while (std::optional<int> item = output.TryReceive()) out.push_back(*item);
+  std::sort(out.begin(), out.end());
+  EXPECT_EQ(out, Iota(11));
+  const ReservoirMetrics drained = shuffler.TakeMetrics();
+  EXPECT_EQ(drained.fill, 0u);
+  EXPECT_EQ(drained.received, 0u);  // since the previous call
+  EXPECT_EQ(drained.emitted, 10u);
+}
+
+// A full output holds items back: the reservoir grows towards size
+// instead of emitting, then evicts (waiting for room) once full.
+TEST(ReservoirShufflerTest, RunGrowsWhileOutputIsFull) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  Channel<int> input("input", 100);
+  Channel<int> output("output", 2);
+  Shuffler shuffler(/*size=*/8, /*min_fill=*/0, /*seed=*/3);
+  runner.Spawn(shuffler.Run(&input, &output, nullptr));
+  for (int i = 0; i < 10; ++i) {
+    int item = i;
+    ASSERT_TRUE(input.TrySend(item));
+  }
+  io.poll();
+  // 2 in the output, 8 residents (full).
+  EXPECT_EQ(output.Size(), 2u);
+  EXPECT_EQ(shuffler.TakeMetrics().fill, 8u);
+  input.Close();
+  std::vector<int> out;
+  for (int step = 0; step < 1000 && out.size() < 10; ++step) {
+    io.poll();
+    while (std::optional<int> item = output.TryReceive()) out.push_back(*item);
+  }
+  runner.RunToCompletion();
+  std::sort(out.begin(), out.end());
+  EXPECT_EQ(out, Iota(10));
+}
+
+TEST(ReservoirShufflerTest, RunReturnsWhenOutputIsCancelled) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  Channel<int> input("input", 100);
+  Channel<int> output("output", 1);
+  Shuffler shuffler(/*size=*/2, /*min_fill=*/2, /*seed=*/3);
+  runner.Spawn(shuffler.Run(&input, &output, nullptr));
+  for (int i = 0; i < 5; ++i) {
+    int item = i;
+    ASSERT_TRUE(input.TrySend(item));
+  }
+  io.poll();  // blocked sending its second eviction
+  output.Cancel();
+  runner.RunToCompletion();  // returns: the input is still open
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace sluice
