@@ -1,7 +1,9 @@
 #include "sluice/batch.h"
 
+#include <optional>
 #include <stdexcept>
-#include <utility>
+
+#include "engine/dtype.h"
 
 namespace sluice {
 
@@ -13,14 +15,8 @@ void Tensor::CheckElementType(const char* wanted) const {
 }
 
 size_t Tensor::elements() const {
-  static constexpr std::pair<const char*, size_t> kSizes[] = {
-      {"float32", 4}, {"float64", 8}, {"float16", 2},
-      {"int64", 8},   {"int32", 4},   {"int16", 2},
-      {"int8", 1},    {"uint8", 1},   {"bool", 1}};
-  for (const auto& [name, size] : kSizes) {
-    if (dtype == name) return bytes / size;
-  }
-  return 0;
+  const std::optional<DType> element = DTypeFromName(dtype);
+  return element ? bytes / DTypeSize(*element) : 0;
 }
 
 const Tensor& Batch::tensor(std::string_view name) const {

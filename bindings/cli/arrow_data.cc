@@ -1,10 +1,12 @@
 #include "bindings/cli/arrow_data.h"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -131,9 +133,9 @@ absl::StatusOr<ArrowDataset> WriteArrowDataset(
 
 bool IsArrowFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  char magic[6] = {};
-  return in.read(magic, sizeof(magic)) &&
-         std::memcmp(magic, "ARROW1", sizeof(magic)) == 0;
+  std::array<char, io::arrow::kArrowFileMagicBytes> head{};
+  return in.read(head.data(), head.size()) &&
+         io::arrow::IsArrowFileStart(std::as_bytes(std::span(head)));
 }
 
 absl::StatusOr<ArrowReadResult> MeasureArrowRead(

@@ -637,6 +637,7 @@ asio::awaitable<void> ArrowSource::Emit() {
     }
     for (int64_t r = 0; r < loaded->rows; ++r) {
       Example example;
+      example.Reserve(file.plan.size() + 2);  // the columns, index, seed
       std::string_view skip;
       const ColumnPlan* skipped = nullptr;
       for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {

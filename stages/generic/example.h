@@ -96,6 +96,9 @@ class ExampleField {
 // are linear.
 class Example {
  public:
+  // Room for `fields` fields without reallocating (a source knows how
+  // many it sets).
+  void Reserve(size_t fields) { fields_.reserve(fields); }
   // Sets field `name`, replacing one of that name.
   void Set(std::string_view name, ExampleField field);
   // The field called `name`, or nullptr.

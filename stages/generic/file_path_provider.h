@@ -1,5 +1,5 @@
-// FilePathProvider: discovers data files (any workload). Source stage, no inputs; output
-// "output" of DiscoveredFile.
+// FilePathProvider: discovers data files (any workload). Source stage, no
+// inputs; output "output" of DiscoveredFile.
 //
 // 1. Initial scan of every configured directory (recursively unless
 //    `recursive: false`), in slices that yield to the event loop: each

@@ -158,19 +158,24 @@ class Lc0Provider(sluice.DataProvider):
                 for f in self.meta["batch_schema"]}
 
 
+def read_queue_with_cpp(root):
+    """Every batch of `root`'s train split, through the C++ reader stage."""
+    config = sluice.DataLoaderConfig()
+    stage = config.stage.add(name="reader")
+    stage.batch_file_reader.root = str(root)
+    stage.batch_file_reader.split = "train"
+    stage.batch_file_reader.idle_timeout_ms = 200
+    with sluice.DataLoader(config) as loader:
+        return list(loader)
+
+
 def test_cpp_reader_reads_python_files(tmp_path):
     provider = Lc0Provider(tmp_path, batch_size=3, batches_per_file=2,
                            max_backlog_files=10)
     provider.run(splits=("train",), max_files=2)
     expected = [bq.read_batch_file(tmp_path / "queue" / "train" / n)[1]
                 for n in bq.list_queue(tmp_path / "queue" / "train")]
-    config = sluice.DataLoaderConfig()
-    stage = config.stage.add(name="reader")
-    stage.batch_file_reader.root = str(tmp_path)
-    stage.batch_file_reader.split = "train"
-    stage.batch_file_reader.idle_timeout_ms = 200
-    with sluice.DataLoader(config) as loader:
-        got = list(loader)
+    got = read_queue_with_cpp(tmp_path)
     assert len(got) == 4
     for i, batch in enumerate(got):
         arrays = expected[i // 2]
@@ -225,13 +230,7 @@ def test_typed_tensors_through_the_cpp_reader(tmp_path):
     expected = bq.read_batch_file(
         tmp_path / "queue" / "train" /
         bq.list_queue(tmp_path / "queue" / "train")[0])[1]
-    config = sluice.DataLoaderConfig()
-    stage = config.stage.add(name="reader")
-    stage.batch_file_reader.root = str(tmp_path)
-    stage.batch_file_reader.split = "train"
-    stage.batch_file_reader.idle_timeout_ms = 200
-    with sluice.DataLoader(config) as loader:
-        got = list(loader)
+    got = read_queue_with_cpp(tmp_path)
     assert len(got) == 2
     for i, batch in enumerate(got):
         # Not lc0's five tensors: a read-only mapping with attribute access.
