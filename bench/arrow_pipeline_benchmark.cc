@@ -99,7 +99,7 @@ double Pipeline(const std::string& dir, int threads, int64_t rows) {
       "stage { name: 'files' file_path_provider { directory: '",
       dir,
       "' mode: ONCE } }\n"
-      "stage { name: 'rows' input: 'files' arrow_source { mode: EVAL "
+      "stage { name: 'rows' input: 'files' arrow_source { mode: EVAL output: ROW_BLOCKS "
       "column { name: 'embedding' } } }\n"
       "stage { name: 'batches' input: 'rows' batcher { batch_size: 1024 "
       "field { name: 'embedding' dtype: 'float32' shape: [256] } } }\n");

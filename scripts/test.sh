@@ -63,6 +63,7 @@ fuzz chunk_records_fuzzer tests/fuzz/corpus/chunk_records
 fuzz pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config
 fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
 fuzz arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc
+fuzz audio_decode_fuzzer tests/fuzz/corpus/audio
 
 section "ASan+UBSan build"
 build out/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASAN=ON \

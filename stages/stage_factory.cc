@@ -1,6 +1,9 @@
 #include "stages/stage_factory.h"
 
 #include "absl/strings/str_cat.h"
+#include "stages/audio/audio_decoder.h"
+#include "stages/audio/crop_or_pad_stage.h"
+#include "stages/audio/spectrogram_stage.h"
 #include "stages/batch_queue/batch_file_reader.h"
 #include "stages/batch_queue/batch_file_writer.h"
 #include "stages/generic/arrow_source.h"
@@ -49,6 +52,12 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
       return batch_queue::BatchFileWriter::Create(context);
     case StageConfig::kBatchFileReaderFieldNumber:
       return batch_queue::BatchFileReader::Create(context);
+    case StageConfig::kAudioDecoderFieldNumber:
+      return audio::AudioDecoder::Create(context);
+    case StageConfig::kCropOrPadFieldNumber:
+      return audio::CropOrPadStage::Create(context);
+    case StageConfig::kSpectrogramFieldNumber:
+      return audio::SpectrogramStage::Create(context);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("stage '", context.name(), "': stage type '", context.type(),

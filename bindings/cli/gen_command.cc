@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "bindings/cli/arrow_data.h"
+#include "bindings/cli/audio_data.h"
 #include "bindings/cli/flags.h"
 #include "stages/lc0/format/data_generator.h"
 
@@ -28,7 +29,9 @@ constexpr char kUsage[] =
     "  --games-per-tar K  games per archive in tar mode (default 100)\n"
     "\n"
     "sluice gen arrow DIR --rows N ...: synthetic Arrow IPC files (see\n"
-    "sluice gen arrow --help).\n";
+    "sluice gen arrow --help).\n"
+    "sluice gen audio DIR --clips N ...: synthetic labelled audio clips in\n"
+    "Arrow IPC files (see sluice gen audio --help).\n";
 
 constexpr int kUsageError = 2;
 constexpr int kFailure = 1;
@@ -44,6 +47,9 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
   if (!args.empty() && args[0] == "arrow") {
     return RunGenArrowCommand(args, out, err);
+  }
+  if (!args.empty() && args[0] == "audio") {
+    return RunGenAudioCommand(args, out, err);
   }
   absl::StatusOr<ParsedArgs> parsed =
       ParseArgs(args, {"games", "format", "version", "seed", "games-per-tar"});

@@ -32,9 +32,24 @@ Offset<fb::Field> BuildField(FlatBufferBuilder& fbb,
       type = fb::Type_Binary;
       table = fb::CreateBinary(fbb).Union();
       break;
+    case TypeId::kUtf8:
+      type = fb::Type_Utf8;
+      table = fb::CreateUtf8(fbb).Union();
+      break;
     case TypeId::kInt64:
       type = fb::Type_Int;
       table = fb::CreateInt(fbb, 64, true).Union();
+      break;
+    case TypeId::kFloat32:
+      type = fb::Type_FloatingPoint;
+      table = fb::CreateFloatingPoint(fbb, fb::Precision_SINGLE).Union();
+      break;
+    case TypeId::kStruct:
+      for (const WriterColumn& child : column.children) {
+        children.push_back(BuildField(fbb, child));
+      }
+      type = fb::Type_Struct_;
+      table = fb::CreateStruct_(fbb).Union();
       break;
     default: {  // kFixedSizeList of float32 (checked by Create)
       const auto item = fbb.CreateString("item");
@@ -76,18 +91,133 @@ void AddBuffer(std::vector<std::byte>& body, std::vector<fb::Buffer>& buffers,
   buffers.emplace_back(offset, static_cast<int64_t>(bytes.size()));
 }
 
+// Whether the writer can write `column` (and its members); otherwise
+// `unsupported` names the first column it cannot write, qualified by
+// `prefix`, and its type.
+bool Supported(const WriterColumn& column, const std::string& prefix,
+               std::string& unsupported) {
+  const std::string name = prefix + column.name;
+  bool ok = column.children.empty();
+  switch (column.type) {
+    case TypeId::kBinary:
+    case TypeId::kUtf8:
+    case TypeId::kInt64:
+    case TypeId::kFloat32:
+      break;
+    case TypeId::kFixedSizeList:
+      ok = ok && column.list_size > 0;
+      break;
+    case TypeId::kStruct:
+      ok = !column.children.empty();
+      for (const WriterColumn& child : column.children) {
+        if (!Supported(child, name + ".", unsupported)) return false;
+      }
+      break;
+    default:
+      ok = false;
+      break;
+  }
+  if (!ok) {
+    unsupported = absl::StrCat("'", name, "' of type ",
+                               std::string(TypeName(column.type)));
+  }
+  return ok;
+}
+
+// Appends the field nodes and buffers of one column (depth first, as the
+// IPC format orders them) after checking its values against `rows`.
+absl::Status AddColumn(const std::string& path, const std::string& name,
+                       const WriterColumn& column, const ColumnValues& values,
+                       int64_t rows, std::vector<fb::FieldNode>& nodes,
+                       std::vector<fb::Buffer>& buffers,
+                       std::vector<std::byte>& body) {
+  const auto mismatch = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": column '", name,
+                                                   "': ", std::string(what),
+                                                   " for ", rows, " rows"));
+  };
+  if (!values.validity.empty() &&
+      static_cast<int64_t>(values.validity.size()) < (rows + 7) / 8) {
+    return mismatch("validity bitmap too short");
+  }
+  nodes.emplace_back(rows, NullCount(values.validity, rows));
+  AddBuffer(body, buffers, std::as_bytes(values.validity));
+  switch (column.type) {
+    case TypeId::kBinary:
+    case TypeId::kUtf8:
+      if (static_cast<int64_t>(values.offsets.size()) != rows + 1 ||
+          values.offsets.front() != 0 ||
+          values.offsets.back() != static_cast<int64_t>(values.bytes.size())) {
+        return mismatch("offsets do not match the bytes");
+      }
+      AddBuffer(body, buffers, std::as_bytes(values.offsets));
+      AddBuffer(body, buffers, values.bytes);
+      break;
+    case TypeId::kInt64:
+      if (static_cast<int64_t>(values.int64.size()) != rows) {
+        return mismatch("wrong number of int64 values");
+      }
+      AddBuffer(body, buffers, std::as_bytes(values.int64));
+      break;
+    case TypeId::kFloat32:
+      if (static_cast<int64_t>(values.float32.size()) != rows) {
+        return mismatch("wrong number of float32 values");
+      }
+      AddBuffer(body, buffers, std::as_bytes(values.float32));
+      break;
+    case TypeId::kStruct:
+      if (values.children.size() != column.children.size()) {
+        return mismatch(absl::StrCat(values.children.size(),
+                                     " member values given, the struct has ",
+                                     column.children.size()));
+      }
+      for (size_t i = 0; i < column.children.size(); ++i) {
+        if (absl::Status status = AddColumn(
+                path, absl::StrCat(name, ".", column.children[i].name),
+                column.children[i], values.children[i], rows, nodes, buffers,
+                body);
+            !status.ok()) {
+          return status;
+        }
+      }
+      break;
+    default:  // kFixedSizeList of float32 (checked by Create)
+      if (static_cast<int64_t>(values.float32.size()) !=
+          rows * column.list_size) {
+        return mismatch("wrong number of float32 values");
+      }
+      nodes.emplace_back(rows * column.list_size, 0);
+      AddBuffer(body, buffers, {});
+      AddBuffer(body, buffers, std::as_bytes(values.float32));
+      break;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 WriterColumn BinaryColumn(std::string name) {
   return {.name = std::move(name), .type = TypeId::kBinary};
 }
+WriterColumn Utf8Column(std::string name) {
+  return {.name = std::move(name), .type = TypeId::kUtf8};
+}
 WriterColumn Int64Column(std::string name) {
   return {.name = std::move(name), .type = TypeId::kInt64};
+}
+WriterColumn Float32Column(std::string name) {
+  return {.name = std::move(name), .type = TypeId::kFloat32};
 }
 WriterColumn Float32VectorColumn(std::string name, int32_t list_size) {
   return {.name = std::move(name),
           .type = TypeId::kFixedSizeList,
           .list_size = list_size};
+}
+WriterColumn StructColumn(std::string name,
+                          std::vector<WriterColumn> children) {
+  return {.name = std::move(name),
+          .type = TypeId::kStruct,
+          .children = std::move(children)};
 }
 
 ArrowFileWriter::ArrowFileWriter(std::string path, std::string temp_path,
@@ -108,19 +238,19 @@ ArrowFileWriter::~ArrowFileWriter() {
 absl::StatusOr<std::unique_ptr<ArrowFileWriter>> ArrowFileWriter::Create(
     std::string path, std::vector<WriterColumn> columns) {
   for (const WriterColumn& column : columns) {
-    const bool ok =
-        column.type == TypeId::kBinary || column.type == TypeId::kInt64 ||
-        (column.type == TypeId::kFixedSizeList && column.list_size > 0);
-    if (!ok) {
+    std::string unsupported;
+    if (!Supported(column, "", unsupported)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, ": column '", column.name, "' of type ",
-          std::string(TypeName(column.type)),
-          " (the writer knows binary, int64 and fixed_size_list<float32>)"));
+          path, ": column ", unsupported,
+          " is not writable (the writer knows binary, utf8, int64, float32, "
+          "fixed_size_list<float32> with a positive size and structs of at "
+          "least one of these)"));
     }
   }
   const std::filesystem::path target(path);
   const std::string temp_path =
-      (target.parent_path() / ("." + target.filename().string() + ".tmp"))
+      (target.parent_path() /
+       absl::StrCat(".", target.filename().string(), ".tmp"))
           .string();
   std::FILE* file = std::fopen(temp_path.c_str(), "wb");
   if (file == nullptr) {
@@ -190,45 +320,11 @@ absl::Status ArrowFileWriter::WriteRecordBatch(
   std::vector<fb::Buffer> buffers;
   body_.clear();
   for (size_t c = 0; c < columns.size(); ++c) {
-    const WriterColumn& column = columns_[c];
-    const ColumnValues& values = columns[c];
-    const auto mismatch = [&](std::string_view what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path_, ": column '", column.name,
-                       "': ", std::string(what), " for ", rows, " rows"));
-    };
-    if (!values.validity.empty() &&
-        static_cast<int64_t>(values.validity.size()) < (rows + 7) / 8) {
-      return mismatch("validity bitmap too short");
-    }
-    nodes.emplace_back(rows, NullCount(values.validity, rows));
-    AddBuffer(body_, buffers, std::as_bytes(values.validity));
-    switch (column.type) {
-      case TypeId::kBinary:
-        if (static_cast<int64_t>(values.offsets.size()) != rows + 1 ||
-            values.offsets.front() != 0 ||
-            values.offsets.back() !=
-                static_cast<int64_t>(values.bytes.size())) {
-          return mismatch("offsets do not match the bytes");
-        }
-        AddBuffer(body_, buffers, std::as_bytes(values.offsets));
-        AddBuffer(body_, buffers, values.bytes);
-        break;
-      case TypeId::kInt64:
-        if (static_cast<int64_t>(values.int64.size()) != rows) {
-          return mismatch("wrong number of int64 values");
-        }
-        AddBuffer(body_, buffers, std::as_bytes(values.int64));
-        break;
-      default:
-        if (static_cast<int64_t>(values.float32.size()) !=
-            rows * column.list_size) {
-          return mismatch("wrong number of float32 values");
-        }
-        nodes.emplace_back(rows * column.list_size, 0);
-        AddBuffer(body_, buffers, {});
-        AddBuffer(body_, buffers, std::as_bytes(values.float32));
-        break;
+    if (absl::Status status =
+            AddColumn(path_, columns_[c].name, columns_[c], columns[c], rows,
+                      nodes, buffers, body_);
+        !status.ok()) {
+      return status;
     }
   }
   FlatBufferBuilder fbb;

@@ -1,14 +1,20 @@
 // ArrowFileWriter: writes an Arrow IPC *file* (ARROW1 magic, schema,
 // record batches, footer), little-endian and uncompressed. Only what sluice
-// needs to make data for its own tools and tests: binary, int64 and
-// fixed_size_list<float32> columns, optional validity bitmaps, any number
-// of record batches.
+// needs to make data for its own tools and tests: binary, utf8, int64,
+// float32, fixed_size_list<float32> and struct columns (structs of any of
+// these, nested), optional validity bitmaps, any number of record batches.
 //
 //   absl::StatusOr<std::unique_ptr<ArrowFileWriter>> writer =
-//       ArrowFileWriter::Create("data-00001-of-00002.arrow",
-//                               {BinaryColumn("audio"), Int64Column("label"),
-//                                Float32VectorColumn("embedding", 256)});
-//   (*writer)->WriteRecordBatch(rows, {audio, label, embedding});
+//       ArrowFileWriter::Create(
+//           "data-00001-of-00002.arrow",
+//           {StructColumn("audio", {BinaryColumn("bytes"),
+//                                   Utf8Column("path")}),
+//            Int64Column("label"), Float32VectorColumn("embedding", 256)});
+//   (*writer)->WriteRecordBatch(
+//       rows, {{.children = {{.offsets = clip_offsets, .bytes = clips},
+//                            {.offsets = path_offsets, .bytes = paths}}},
+//              {.int64 = labels},
+//              {.float32 = embeddings}});
 //   absl::Status done = (*writer)->Finish();
 //
 // Promises: the file is written under a hidden temporary name beside `path`
@@ -33,31 +39,40 @@
 
 namespace sluice::io::arrow {
 
-// One column the writer can write: kBinary, kInt64, or kFixedSizeList of
-// float32 with `list_size` values per row.
+// One column (or struct member) the writer can write: kBinary, kUtf8,
+// kInt64, kFloat32, kFixedSizeList of float32 with `list_size` values per
+// row, or kStruct of `children` (at least one). Every field is nullable.
 struct WriterColumn {
   std::string name;
   TypeId type = TypeId::kInt64;
-  int32_t list_size = 0;  // kFixedSizeList only
+  int32_t list_size = 0;               // kFixedSizeList only
+  std::vector<WriterColumn> children;  // kStruct only
 };
 
 WriterColumn BinaryColumn(std::string name);
+WriterColumn Utf8Column(std::string name);
 WriterColumn Int64Column(std::string name);
+WriterColumn Float32Column(std::string name);
 WriterColumn Float32VectorColumn(std::string name, int32_t list_size);
+WriterColumn StructColumn(std::string name, std::vector<WriterColumn> children);
 
 // The values of one column in one record batch of `rows` rows.
 struct ColumnValues {
   // LSB-first validity bitmap of at least ceil(rows / 8) bytes; empty when
   // every row is valid.
   std::span<const uint8_t> validity;
-  // kBinary: rows + 1 offsets into `bytes`, starting at 0.
+  // kBinary, kUtf8: rows + 1 offsets into `bytes`, starting at 0.
   std::span<const int32_t> offsets;
-  // kBinary: the values' bytes.
+  // kBinary, kUtf8: the values' bytes (utf8 is written as given, not
+  // validated).
   std::span<const std::byte> bytes;
   // kInt64: `rows` values.
   std::span<const int64_t> int64;
-  // kFixedSizeList: rows * list_size values.
+  // kFloat32: `rows` values; kFixedSizeList: rows * list_size values.
   std::span<const float> float32;
+  // kStruct: the members' values in schema order, `rows` rows each (a null
+  // struct row still has a row in every member).
+  std::vector<ColumnValues> children;
 };
 
 class ArrowFileWriter {
@@ -71,7 +86,8 @@ class ArrowFileWriter {
   ArrowFileWriter& operator=(const ArrowFileWriter&) = delete;
 
   // Appends one record batch; `columns` in schema order. InvalidArgument
-  // when a column's values do not match `rows`.
+  // (naming the column, "audio.path" for a struct member) when a column's
+  // values do not match `rows`; nothing is written then.
   absl::Status WriteRecordBatch(int64_t rows,
                                 const std::vector<ColumnValues>& columns);
 

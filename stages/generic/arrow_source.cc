@@ -21,6 +21,7 @@
 #include "engine/status_macros.h"
 #include "io/arrow/arrow_file_reader.h"
 #include "io/arrow/arrow_stream_reader.h"
+#include "stages/generic/internal/arrow_row_blocks.h"
 
 namespace sluice {
 
@@ -28,17 +29,6 @@ namespace arrow = io::arrow;
 using arrow::ArrayView;
 using arrow::RecordBatch;
 using arrow::TypeId;
-
-// How one mapped column of one file becomes an example field.
-struct ArrowSource::ColumnPlan {
-  enum class Kind { kBytes, kScalar, kBool, kList };
-  std::string column;     // as configured (for logs)
-  std::string field;      // example field name
-  std::vector<int> path;  // top-level column, then struct member indexes
-  Kind kind = Kind::kScalar;
-  TypeId type = TypeId::kInt64;  // the value's Arrow type (list: the child's)
-  DType dtype = DType::kInt64;
-};
 
 struct ArrowSource::DatasetFile {
   std::string path;
@@ -306,15 +296,6 @@ int64_t ValueBytes(const ArrayView& array) {
 
 // The arrays of one plan in one batch: the top-level column, then each
 // struct member down to the value.
-std::vector<const ArrayView*> Chain(const RecordBatch& batch,
-                                    const ArrowSource::ColumnPlan& plan) {
-  std::vector<const ArrayView*> chain = {&batch.column(plan.path[0])};
-  for (size_t i = 1; i < plan.path.size(); ++i) {
-    chain.push_back(&chain.back()->child(plan.path[i]));
-  }
-  return chain;
-}
-
 ExampleField ScalarField(const ArrayView& array, TypeId type, int64_t row) {
   switch (type) {
     case TypeId::kInt8:
@@ -385,7 +366,12 @@ ArrowSource::ArrowSource(const StageContext& context,
       config_(config),
       seed_(context.seed()),
       input_(input),
-      output_(AddOutput<Example>("output", 1024)),
+      output_(config.output() == ArrowSourceConfig::EXAMPLES
+                  ? AddOutput<Example>("output", 1024)
+                  : nullptr),
+      block_output_(config.output() == ArrowSourceConfig::ROW_BLOCKS
+                        ? AddOutput<ExampleBlock>("output", 16)
+                        : nullptr),
       batches_("batches", config.readahead()),
       permits_("permits", config.readahead()),
       pool_(std::make_shared<BufferPool>(config.readahead() + 2)) {
@@ -399,7 +385,10 @@ ArrowSource::~ArrowSource() = default;
 
 void ArrowSource::Start(const StageRuntime& runtime) {
   reader_ = &runtime.executor->file_reader();
-  SpawnWorkers(runtime, 2, [this](int i) { return i == 0 ? Read() : Emit(); });
+  SpawnWorkers(runtime, 2, [this](int i) {
+    if (i == 0) return Read();
+    return block_output_ != nullptr ? EmitBlocks() : Emit();
+  });
 }
 
 void ArrowSource::Stop() {
@@ -633,7 +622,7 @@ asio::awaitable<void> ArrowSource::Emit() {
     const DatasetFile& file = *loaded->file;
     std::vector<std::vector<const ArrayView*>> chains;
     for (const ColumnPlan& plan : file.plan) {
-      chains.push_back(Chain(batch, plan));
+      chains.push_back(ColumnChain(batch, plan));
     }
     for (int64_t r = 0; r < loaded->rows; ++r) {
       Example example;
@@ -715,6 +704,36 @@ asio::awaitable<void> ArrowSource::Emit() {
       rows_emitted_.fetch_add(1, std::memory_order_relaxed);
     }
     loaded.reset();  // the examples keep the batch alive, not the emitter
+    bool permit = true;
+    permits_.TrySend(permit);
+  }
+}
+
+asio::awaitable<void> ArrowSource::EmitBlocks() {
+  std::vector<ExampleBlock> blocks;
+  while (std::optional<LoadedBatch> loaded =
+             co_await batches_.Receive(load_meter())) {
+    const DatasetFile& file = *loaded->file;
+    const int64_t first_row = loaded->first_row;
+    blocks.clear();
+    AppendRowBlocks(
+        std::move(loaded->batch), loaded->rows, file.plan,
+        {.first_index = file.offset + first_row,
+         .train = config_.mode() == ArrowSourceConfig::TRAIN,
+         .pass_seed = loaded->pass_seed,
+         .max_value_bytes = config_.max_value_bytes()},
+        [&](std::string_view reason, const ColumnPlan& plan, int64_t row) {
+          SkipRow(reason, file, plan.column, first_row + row);
+        },
+        blocks);
+    loaded.reset();  // the blocks keep the batch alive, not the emitter
+    for (ExampleBlock& block : blocks) {
+      const int64_t rows = block.rows();
+      if (!co_await block_output_->Send(std::move(block), load_meter())) {
+        co_return;
+      }
+      rows_emitted_.fetch_add(rows, std::memory_order_relaxed);
+    }
     bool permit = true;
     permits_.TrySend(permit);
   }

@@ -33,6 +33,16 @@
 //    (keep_alive): no copy, and the batch's buffer is recycled for later
 //    reads once the last view of it is gone.
 //
+// 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
+//    `index` and `seed` int64 scalars. ROW_BLOCKS: ExampleBlocks instead
+//    (stages/generic/example_block.h), for a batcher right after the
+//    source: maximal runs of consecutive good rows of one record batch
+//    whose binary and list values have equal lengths, each column one
+//    contiguous buffer (a view into the record batch; bool and widened
+//    uint16/uint32 values converted, and `index` and `seed`, in a buffer of
+//    the block's own). The same rows, values and skips as EXAMPLES, without
+//    a per-row cost.
+//
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
 // those examples are gone (the downstream channels bound how many).
@@ -60,6 +70,8 @@
 #include "io/async_file_reader.h"
 #include "stages/generic/discovered_file.h"
 #include "stages/generic/example.h"
+#include "stages/generic/example_block.h"
+#include "stages/generic/internal/arrow_column_plan.h"
 
 namespace sluice {
 
@@ -75,8 +87,7 @@ class ArrowSource final : public Stage {
   void Start(const StageRuntime& runtime) override;
   void Stop() override;
 
-  // How one mapped column of one file becomes an example field.
-  struct ColumnPlan;
+  using ColumnPlan = ArrowColumnPlan;
   // One file of the dataset, as the survey found it.
   struct DatasetFile;
 
@@ -98,6 +109,7 @@ class ArrowSource final : public Stage {
               Channel<DiscoveredFile>* input);
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
+  asio::awaitable<void> EmitBlocks();
   asio::awaitable<std::vector<std::string>> Discover();
   asio::awaitable<void> Survey(std::vector<std::string> paths);
   // Reads one file for one pass; false once the stage is stopping.
@@ -113,7 +125,9 @@ class ArrowSource final : public Stage {
   const ArrowSourceConfig config_;
   const uint64_t seed_;
   Channel<DiscoveredFile>* const input_;
+  // The output: one of the two, by config.output.
   Channel<Example>* const output_;
+  Channel<ExampleBlock>* const block_output_;
   // Batches from the reader to the emitter, and the permits that bound the
   // batches in flight to `readahead`.
   Channel<LoadedBatch> batches_;

@@ -1,6 +1,8 @@
 #include "stages/generic/batcher.h"
 
+#include <algorithm>
 #include <cstring>
+#include <typeindex>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -109,19 +111,29 @@ absl::StatusOr<std::unique_ptr<Stage>> Batcher::Create(
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<BatchTensorSpec> specs,
                           ParseSchema(context, config));
+  if (context.inputs().size() == 1 &&
+      context.inputs()[0].channel->element_type() ==
+          std::type_index(typeid(ExampleBlock))) {
+    SLUICE_ASSIGN_OR_RETURN(Channel<ExampleBlock> * blocks,
+                            context.SingleInput<ExampleBlock>());
+    return std::unique_ptr<Stage>(
+        new Batcher(context, config, std::move(specs), nullptr, blocks));
+  }
   SLUICE_ASSIGN_OR_RETURN(Channel<Example> * input,
                           context.SingleInput<Example>());
   return std::unique_ptr<Stage>(
-      new Batcher(context, config, std::move(specs), input));
+      new Batcher(context, config, std::move(specs), input, nullptr));
 }
 
 Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
-                 std::vector<BatchTensorSpec> specs, Channel<Example>* input)
+                 std::vector<BatchTensorSpec> specs, Channel<Example>* input,
+                 Channel<ExampleBlock>* block_input)
     : Stage(context),
       batch_size_(config.batch_size()),
       last_batch_(config.last_batch()),
       specs_(std::move(specs)),
       input_(input),
+      block_input_(block_input),
       output_(AddOutput<TypedBatch>("output", 4)),
       // Enough free buffers for the batches the output channel, a consumer
       // and the one being filled hold at once: steady state allocates
@@ -131,10 +143,23 @@ Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
           output_->capacity() + 3)),
       skip_log_limiter_(absl::Seconds(5)),
       sources_(specs_.size(), nullptr),
-      position_hints_(specs_.size(), 0) {}
+      position_hints_(specs_.size(), 0),
+      block_sources_(specs_.size(), nullptr) {}
 
 void Batcher::Start(const StageRuntime& runtime) {
-  SpawnWorkers(runtime, 1, [this](int) { return Run(); });
+  SpawnWorkers(runtime, 1, [this](int) {
+    return block_input_ != nullptr ? RunBlocks() : Run();
+  });
+}
+
+asio::awaitable<bool> Batcher::Emit(TypedBatch batch) {
+  const size_t size = batch.size();
+  if (!co_await output_->Send(std::move(batch), load_meter())) {
+    co_return false;
+  }
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  examples_.fetch_add(size, std::memory_order_relaxed);
+  co_return true;
 }
 
 asio::awaitable<void> Batcher::Run() {
@@ -153,9 +178,7 @@ asio::awaitable<void> Batcher::Run() {
       TypedBatch full = std::move(*open);
       open.reset();
       filled = 0;
-      if (!co_await output_->Send(std::move(full), load_meter())) co_return;
-      batches_.fetch_add(1, std::memory_order_relaxed);
-      examples_.fetch_add(batch_size_, std::memory_order_relaxed);
+      if (!co_await Emit(std::move(full))) co_return;
     }
     since_yield += examples.size();
     examples.clear();
@@ -170,11 +193,109 @@ asio::awaitable<void> Batcher::Run() {
   if (!open) co_return;
   std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
   open.reset();
-  if (!last) co_return;
-  const size_t size = last->size();
-  if (!co_await output_->Send(std::move(*last), load_meter())) co_return;
-  batches_.fetch_add(1, std::memory_order_relaxed);
-  examples_.fetch_add(size, std::memory_order_relaxed);
+  if (last) co_await Emit(std::move(*last));
+}
+
+asio::awaitable<void> Batcher::RunBlocks() {
+  std::optional<TypedBatch> open;
+  size_t filled = 0;
+  while (std::optional<ExampleBlock> block =
+             co_await block_input_->Receive(load_meter())) {
+    if (!MatchBlock(*block)) continue;
+    const int64_t rows = block->rows();
+    for (int64_t row = 0; row < rows;) {
+      if (!open && rows - row >= static_cast<int64_t>(batch_size_)) {
+        if (!co_await Emit(ViewOf(*block, row))) co_return;
+        row += static_cast<int64_t>(batch_size_);
+      } else {
+        if (!open) open = NewBatch();
+        const size_t run = std::min<size_t>(batch_size_ - filled,
+                                            static_cast<size_t>(rows - row));
+        for (size_t i = 0; i < specs_.size(); ++i) {
+          const size_t bytes = specs_[i].ExampleBytes();
+          std::memcpy(
+              static_cast<std::byte*>(open->tensor(i).data) + filled * bytes,
+              block_sources_[i]->data + row * bytes, run * bytes);
+        }
+        filled += run;
+        row += static_cast<int64_t>(run);
+        if (filled < batch_size_) continue;
+        TypedBatch full = std::move(*open);
+        open.reset();
+        filled = 0;
+        if (!co_await Emit(std::move(full))) co_return;
+      }
+      if (output_->IsClosed()) co_return;  // cancelled by Stop()
+      // About one batch of work per slice: let other coroutines run.
+      co_await asio::post(co_await asio::this_coro::executor,
+                          asio::use_awaitable);
+    }
+  }
+  if (!open) co_return;
+  std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
+  open.reset();
+  if (last) co_await Emit(std::move(*last));
+}
+
+bool Batcher::MatchBlock(const ExampleBlock& block) {
+  const uint64_t rows = static_cast<uint64_t>(block.rows());
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const BatchTensorSpec& spec = specs_[i];
+    const BlockColumn* column = block.Find(spec.name);
+    if (column == nullptr) {
+      std::vector<std::string> names;
+      for (const BlockColumn& c : block.columns()) names.push_back(c.name);
+      Skip("missing_field", spec,
+           absl::StrCat("is missing; the examples have [",
+                        absl::StrJoin(names, ", "), "]"),
+           rows);
+      return false;
+    }
+    if (column->dtype != spec.dtype) {
+      Skip("wrong_dtype", spec,
+           absl::StrCat("has dtype ", std::string(DTypeName(column->dtype)),
+                        ", expected ", std::string(DTypeName(spec.dtype))),
+           rows);
+      return false;
+    }
+    if (column->example_shape != spec.example_shape) {
+      Skip("wrong_shape", spec,
+           absl::StrCat("has shape ", ShapeText(column->example_shape),
+                        ", expected ", ShapeText(spec.example_shape)),
+           rows);
+      return false;
+    }
+    if (column->example_bytes != spec.ExampleBytes()) {
+      Skip("wrong_size", spec,
+           absl::StrCat("holds ", column->example_bytes, " bytes, expected ",
+                        spec.ExampleBytes(), " for its shape and dtype"),
+           rows);
+      return false;
+    }
+    block_sources_[i] = column;
+  }
+  return true;
+}
+
+TypedBatch Batcher::ViewOf(const ExampleBlock& block, int64_t first) const {
+  std::vector<BatchTensor> tensors;
+  tensors.reserve(specs_.size());
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const BatchTensorSpec& spec = specs_[i];
+    const size_t bytes = spec.ExampleBytes();
+    std::vector<int64_t> shape = {static_cast<int64_t>(batch_size_)};
+    shape.insert(shape.end(), spec.example_shape.begin(),
+                 spec.example_shape.end());
+    // The batch's consumers read its tensors; none writes into a view.
+    tensors.push_back(BatchTensor{
+        .name = spec.name,
+        .dtype = spec.dtype,
+        .shape = std::move(shape),
+        .data = const_cast<std::byte*>(block_sources_[i]->data + first * bytes),
+        .bytes = batch_size_ * bytes});
+  }
+  return TypedBatch(batch_size_, std::move(tensors),
+                    std::const_pointer_cast<void>(block.keep_alive()));
 }
 
 bool Batcher::Match(const Example& example) {
@@ -227,11 +348,13 @@ bool Batcher::Match(const Example& example) {
 }
 
 void Batcher::Skip(std::string_view reason, const BatchTensorSpec& spec,
-                   std::string_view problem) {
-  CountSkip(reason);
+                   std::string_view problem, uint64_t count) {
+  CountSkip(reason, count);
   if (skip_log_limiter_.Allow()) {
-    LogWarning("stage '", name(), "' (", type(), "): skipping an example (",
-               reason, "): field '", spec.name, "' ", problem);
+    LogWarning("stage '", name(), "' (", type(), "): skipping ",
+               count == 1 ? std::string("an example")
+                          : absl::StrCat(count, " examples"),
+               " (", reason, "): field '", spec.name, "' ", problem);
   }
 }
 

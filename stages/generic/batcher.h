@@ -1,5 +1,7 @@
 // Batcher: assembles examples into batches of named typed tensors, for any
-// workload. Input: Example; output "output": TypedBatch.
+// workload. Input: Example, or ExampleBlock (runs of examples column by
+// column, e.g. from arrow_source's ROW_BLOCKS output); output "output":
+// TypedBatch.
 //
 //   stage {
 //     name: "batcher"  input: "shuffle"
@@ -21,6 +23,13 @@
 // - Batches live in one 64-byte-aligned buffer each, from a pool of
 //   recycled buffers (engine/batch_buffer_pool.h): the buffer goes back when
 //   the batch's last owner drops it, so steady state allocates nothing.
+// - Block input: the schema is matched once per block (a mismatch skips
+//   and counts all its rows, as it would each example); rows are copied a
+//   run at a time (one memcpy per field and run). A batch that lies wholly
+//   inside one block is not copied at all: its tensors point into the
+//   block (often the record batch as read from the file; dtype-aligned,
+//   not necessarily 64-byte aligned) and the batch keeps the block's memory
+//   alive until its last owner drops it.
 // - An example whose schema field is missing, has another dtype, another
 //   shape, or a byte count that does not match its shape is skipped and
 //   counted (`missing_field`, `wrong_dtype`, `wrong_shape`, `wrong_size`),
@@ -56,6 +65,7 @@
 #include "engine/stage.h"
 #include "engine/typed_batch.h"
 #include "stages/generic/example.h"
+#include "stages/generic/example_block.h"
 
 namespace sluice {
 
@@ -79,14 +89,25 @@ class Batcher final : public Stage {
   void AddMetrics(StageMetricProto& metrics) override;
 
  private:
+  // Exactly one of `input` and `block_input` is set.
   Batcher(const StageContext& context, const BatcherConfig& config,
-          std::vector<BatchTensorSpec> specs, Channel<Example>* input);
+          std::vector<BatchTensorSpec> specs, Channel<Example>* input,
+          Channel<ExampleBlock>* block_input);
   asio::awaitable<void> Run();
+  asio::awaitable<void> RunBlocks();
+  // Sends a full batch on; false once the output is closed.
+  asio::awaitable<bool> Emit(TypedBatch batch);
+  // Finds the schema fields of `block` in block_sources_; false (every row
+  // counted, logged once) when one is missing or does not match its spec.
+  bool MatchBlock(const ExampleBlock& block);
+  // Batch_size rows of `block` from row `first`, without a copy.
+  TypedBatch ViewOf(const ExampleBlock& block, int64_t first) const;
   // Finds the schema fields of `example` in sources_; false (counted and
   // logged) when one is missing or does not match its spec.
   bool Match(const Example& example);
+  // Counts `count` skipped examples and logs one line (rate-limited).
   void Skip(std::string_view reason, const BatchTensorSpec& spec,
-            std::string_view problem);
+            std::string_view problem, uint64_t count = 1);
   // A fresh batch of batch_size slots; throws when no buffer can be had.
   TypedBatch NewBatch();
   // Copies the matched fields (sources_) into slot `slot` of `batch`.
@@ -99,6 +120,7 @@ class Batcher final : public Stage {
   const BatcherConfig::LastBatch last_batch_;
   const std::vector<BatchTensorSpec> specs_;
   Channel<Example>* const input_;
+  Channel<ExampleBlock>* const block_input_;
   Channel<TypedBatch>* const output_;
   const std::shared_ptr<BatchBufferPool> buffers_;
   RateLimiter skip_log_limiter_;
@@ -107,6 +129,8 @@ class Batcher final : public Stage {
   // come in the same order).
   std::vector<const std::byte*> sources_;
   std::vector<size_t> position_hints_;
+  // Per schema field, the matched column of the current block.
+  std::vector<const BlockColumn*> block_sources_;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> examples_{0};
   std::atomic<uint64_t> padded_{0};

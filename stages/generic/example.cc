@@ -18,6 +18,20 @@ ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
   return field;
 }
 
+ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
+                                      std::vector<std::byte>&& bytes) {
+  if (bytes.size() <= sizeof(inline_)) {
+    return OwnedBytes(dtype, std::move(shape),
+                      std::span<const std::byte>(bytes));
+  }
+  ExampleField field;
+  field.dtype_ = dtype;
+  field.shape_ = std::move(shape);
+  field.size_ = bytes.size();
+  field.owned_ = std::move(bytes);
+  return field;
+}
+
 ExampleField ExampleField::View(DType dtype, std::vector<int64_t> shape,
                                 std::span<const std::byte> bytes,
                                 std::shared_ptr<const void> keep_alive) {

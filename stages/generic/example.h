@@ -53,6 +53,9 @@ class ExampleField {
   // Owned copy of `bytes` holding `dtype` elements of `shape`.
   static ExampleField OwnedBytes(DType dtype, std::vector<int64_t> shape,
                                  std::span<const std::byte> bytes);
+  // Takes `bytes` (`dtype` elements of `shape`) without copying them.
+  static ExampleField OwnedBytes(DType dtype, std::vector<int64_t> shape,
+                                 std::vector<std::byte>&& bytes);
   // A view of `bytes` (`dtype` elements of `shape`) inside memory that
   // `keep_alive` owns; no copy.
   static ExampleField View(DType dtype, std::vector<int64_t> shape,

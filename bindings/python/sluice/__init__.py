@@ -11,6 +11,14 @@ pulls its batches as numpy arrays (no copy) and observes it::
             train_step(planes, probs, winner, best_q, plies_left)
         print(loader.metrics())
 
+For audio, ``sluice.audio_pipeline(paths, mode="train")`` yields
+``sluice.Tensors`` batches (spectrogram, label, index)::
+
+    config = sluice.audio_pipeline("/data/clips", mode="eval")
+    with sluice.DataLoader(config) as loader:
+        for batch in loader:
+            logits = model(torch.from_numpy(batch.spectrogram))
+
 Configs, metrics and control messages are the protobuf classes of
 ``sluice.proto`` (generated from proto/*.proto by the build); the common
 ones are re-exported here.
@@ -19,7 +27,8 @@ ones are re-exported here.
 from sluice._sluice import ConfigError, PipelineError
 from sluice._dataset import DataProvider, DatasetConsumer
 from sluice._loader import Batch, DataLoader
-from sluice._pipelines import generate_games, lc0_pipeline
+from sluice._pipelines import (audio_pipeline, generate_audio,
+                               generate_games, lc0_pipeline)
 from sluice._tensors import Tensors
 from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, StageConfig
 from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
@@ -39,6 +48,8 @@ __all__ = [
     "StageControlRequest",
     "StageControlResponse",
     "Tensors",
+    "audio_pipeline",
+    "generate_audio",
     "generate_games",
     "lc0_pipeline",
 ]

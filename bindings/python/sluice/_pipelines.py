@@ -1,5 +1,5 @@
-"""Ready-made configs and test data: the default lc0 pipelines and the
-synthetic game generator."""
+"""Ready-made configs and test data: the default lc0 and audio pipelines,
+the synthetic game generator and the synthetic audio clip generator."""
 
 import os
 
@@ -22,10 +22,7 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     `threads` 0 means one per core. A bad option raises ConfigError (a
     ValueError).
     """
-    if isinstance(directory, (str, os.PathLike)):
-        directories = [os.fspath(directory)]
-    else:
-        directories = [os.fspath(entry) for entry in directory]
+    directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
                    reservoir=reservoir, min_fill=min_fill, seed=seed,
                    threads=threads, input_format=input_format)
@@ -35,6 +32,85 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                               f"not {value}")
     return DataLoaderConfig.FromString(
         _sluice.lc0_pipeline(directories, mode, **options))
+
+
+def _directories(paths):
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(entry) for entry in paths]
+
+
+def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
+                   n_fft=400, hop_length=160, n_mels=64, batch_size=256,
+                   shuffle_buffer=None, min_fill=None, seed=0, threads=0,
+                   audio_column="audio", label_column="label"):
+    """Returns the DataLoaderConfig of the default audio pipeline (seed
+    004's loader; proto/examples/audio_{train,eval}.textproto).
+
+    `paths` is one directory or a list of directories of Arrow IPC files
+    (``*.arrow``, ``*.feather``, ``*.ipc``, searched recursively) with an
+    encoded clip per row (WAV, FLAC, Ogg Vorbis, MP3) in `audio_column`
+    and an int64 class in `label_column`; a file path raises ConfigError
+    (give its directory). For Hugging Face's Audio feature (a struct of
+    bytes and path) pass ``audio_column="audio.bytes"``.
+
+    Each clip is decoded, mixed to mono and resampled to `sample_rate`,
+    cropped or zero-padded to ``round(clip_seconds * sample_rate)``
+    samples, turned into a log-mel spectrogram (`n_fft`, `hop_length`,
+    `n_mels`; n_mels 0: n_fft // 2 + 1 linear bins), shuffled through a
+    reservoir of `shuffle_buffer` examples that emits once `min_fill` are
+    in, and batched: each batch is a ``sluice.Tensors`` with
+    ``spectrogram`` float32 (B, n_mels, frames) (frames = 1 +
+    samples // hop_length), ``label`` int64 (B,) and ``index`` int64 (B,),
+    the row's place in the sorted data set.
+
+    mode "train": endless passes, the file order reshuffled and a new
+    random crop per clip each pass (a function of `seed`, the pass and the
+    index); reservoir 10000 / min_fill 8000 unless given. mode "eval": one
+    pass, every good clip exactly once, the centre crop; reservoir 1000 /
+    min_fill 0 unless given; the last batch may be smaller. Clips that
+    cannot be decoded are skipped and counted by reason in the metrics of
+    the "decoder" stage. `threads` 0 means one per core. A bad option
+    raises ConfigError (a ValueError) naming it.
+    """
+    directories = _directories(paths)
+    options = dict(sample_rate=sample_rate, clip_seconds=clip_seconds,
+                   n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
+                   batch_size=batch_size, shuffle_buffer=shuffle_buffer,
+                   min_fill=min_fill, seed=seed, threads=threads)
+    for name, value in options.items():
+        if value is not None and value < 0:
+            raise ConfigError(f"audio pipeline: {name} must be >= 0, "
+                              f"not {value}")
+    if clip_seconds is not None:
+        options["clip_seconds"] = float(clip_seconds)
+    return DataLoaderConfig.FromString(
+        _sluice.audio_pipeline(directories, mode, **options,
+                               audio_column=audio_column,
+                               label_column=label_column))
+
+
+def generate_audio(directory, clips, *, classes=8, files=1,
+                   rows_per_batch=256, seed=1, corrupt_every=100,
+                   hf_audio_struct=False, with_clips=False):
+    """Writes `clips` synthetic labelled clips (what ``sluice gen audio``
+    writes) into `files` Arrow files in `directory`: per class a tone,
+    chirp, noise band or click train, 0.5-3 s at 8 to 48 kHz, as WAV
+    (16-bit or float), FLAC or Ogg Vorbis, in column "audio" (binary, or
+    with hf_audio_struct Hugging Face's struct<bytes, path>) with int64
+    "label" and float32 "duration_seconds". One row in `corrupt_every` is
+    damaged (0: none). Output is a pure function of the arguments.
+
+    Returns {"paths": [...], "clips": n, "labels": [label per row],
+    "durations": [seconds per row, None for a damaged one], "corrupt":
+    {row: kind}, "audio_seconds": s}, and with with_clips=True
+    "clip_bytes": each row's encoded clip as written (None for a damaged
+    one), to check a pipeline's output against; bad options raise
+    ConfigError.
+    """
+    return _sluice.generate_audio(os.fspath(directory), clips, classes,
+                                  files, rows_per_batch, seed, corrupt_every,
+                                  hf_audio_struct, with_clips)
 
 
 def generate_games(directory, games, *, seed=1, version=6, input_format=1,

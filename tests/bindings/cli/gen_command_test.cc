@@ -59,6 +59,8 @@ TEST(GenCommandTest, HelpPrintsUsage) {
   GenResult run = Gen({"--help"});
   EXPECT_EQ(run.code, 0);
   EXPECT_THAT(run.out, HasSubstr("usage: sluice gen"));
+  EXPECT_THAT(run.out, HasSubstr("sluice gen arrow --help"));
+  EXPECT_THAT(run.out, HasSubstr("sluice gen audio --help"));
 }
 
 // Every usage error is one line on stderr and exit code 2, nothing written.

@@ -158,6 +158,101 @@ TEST(ArrowFileWriterTest, RecordBatchRowsFromTheMetadata) {
   }
 }
 
+// Hugging Face's Audio layout, struct<bytes: binary, path: string>, beside
+// a float32 column: 5 rows, struct null at row 1, bytes null at row 3,
+// duration null at row 4.
+void WriteAudioStruct(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ArrowFileWriter>> writer =
+      ArrowFileWriter::Create(
+          path,
+          {StructColumn("audio", {BinaryColumn("bytes"), Utf8Column("path")}),
+           Float32Column("duration")});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::vector<int32_t> clip_offsets = {0}, path_offsets = {0};
+  std::vector<std::byte> clips;
+  std::string paths;
+  std::vector<float> durations;
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 3 * i; ++j) clips.push_back(std::byte(i * 16 + j));
+    clip_offsets.push_back(static_cast<int32_t>(clips.size()));
+    paths += "clip-00000" + std::to_string(i) + ".flac";
+    path_offsets.push_back(static_cast<int32_t>(paths.size()));
+    durations.push_back(0.5f + i);
+  }
+  const std::vector<uint8_t> audio_valid = {0b11101}, bytes_valid = {0b10111},
+                             duration_valid = {0b01111};
+  const absl::Status status = (*writer)->WriteRecordBatch(
+      5, {{.validity = audio_valid,
+           .children = {{.validity = bytes_valid,
+                         .offsets = clip_offsets,
+                         .bytes = clips},
+                        {.offsets = path_offsets,
+                         .bytes = std::as_bytes(std::span(paths))}}},
+          {.validity = duration_valid, .float32 = durations}});
+  ASSERT_TRUE(status.ok()) << status;
+  const absl::Status finished = (*writer)->Finish();
+  ASSERT_TRUE(finished.ok()) << finished;
+}
+
+// The struct, utf8 and float32 columns read back through ArrowFileReader
+// (io_uring or the fallback) with their schema, nulls and values.
+TEST(ArrowFileWriterTest, StructOfBytesAndPathReadsBackWithFileReader) {
+  ScratchDir dir;
+  const std::string path = dir / "audio.arrow";
+  WriteAudioStruct(path);
+  for (const bool io_uring : {true, false}) {
+    SCOPED_TRACE(io_uring);
+    asio::io_context io;
+    AsyncFileReader reader(io, {.use_io_uring = io_uring});
+    sluice::testing::CoroutineRunner runner(io);
+    Schema schema;
+    RecordBatch batch;
+    runner.Spawn([&]() -> asio::awaitable<void> {
+      absl::StatusOr<std::unique_ptr<ArrowFileReader>> file =
+          co_await ArrowFileReader::Open(reader, path);
+      EXPECT_TRUE(file.ok()) << file.status();
+      if (!file.ok()) co_return;
+      schema = (*file)->schema();
+      EXPECT_EQ((*file)->num_record_batches(), 1);
+      absl::StatusOr<RecordBatch> read = co_await (*file)->ReadRecordBatch(0);
+      EXPECT_TRUE(read.ok()) << read.status();
+      if (read.ok()) batch = *std::move(read);
+    });
+    runner.RunToCompletion();
+    ASSERT_EQ(schema.fields.size(), 2u);
+    const Field& audio = schema.fields[0];
+    EXPECT_EQ(audio.name, "audio");
+    EXPECT_EQ(audio.type, TypeId::kStruct);
+    ASSERT_EQ(audio.children.size(), 2u);
+    EXPECT_EQ(audio.children[0].name, "bytes");
+    EXPECT_EQ(audio.children[0].type, TypeId::kBinary);
+    EXPECT_EQ(audio.children[1].name, "path");
+    EXPECT_EQ(audio.children[1].type, TypeId::kUtf8);
+    EXPECT_EQ(schema.fields[1].type, TypeId::kFloat32);
+    ASSERT_EQ(batch.num_rows(), 5);
+    const ArrayView& column = batch.column(0);
+    ASSERT_EQ(column.num_children(), 2u);
+    EXPECT_EQ(column.null_count(), 1);
+    EXPECT_EQ(batch.column(1).null_count(), 1);
+    for (int i = 0; i < 5; ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(column.IsNull(i), i == 1);
+      EXPECT_EQ(column.child(0).IsNull(i), i == 3);
+      if (i != 3) {
+        const std::span<const std::byte> clip = column.child(0).Binary(i);
+        ASSERT_EQ(clip.size(), 3u * i);
+        for (int j = 0; j < 3 * i; ++j) {
+          EXPECT_EQ(std::to_integer<int>(clip[j]), i * 16 + j);
+        }
+      }
+      EXPECT_EQ(column.child(1).String(i),
+                "clip-00000" + std::to_string(i) + ".flac");
+      EXPECT_EQ(batch.column(1).IsNull(i), i == 4);
+      EXPECT_EQ(batch.column(1).Value<float>(i), 0.5f + i);
+    }
+  }
+}
+
 // The official apache-arrow JS library (pinned by scripts/setup.sh) reads
 // the file and checks every value.
 TEST(ArrowFileWriterTest, ReadsBackWithApacheArrowJs) {
@@ -182,11 +277,25 @@ TEST(ArrowFileWriterTest, ReadsBackWithApacheArrowJs) {
 
 TEST(ArrowFileWriterTest, RefusesUnsupportedColumnsAndMismatchedValues) {
   ScratchDir dir;
-  EXPECT_EQ(ArrowFileWriter::Create(dir / "a.arrow",
-                                    {{.name = "x", .type = TypeId::kUtf8}})
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  const std::vector<std::vector<WriterColumn>> unsupported = {
+      {{.name = "x", .type = TypeId::kFloat64}},
+      {Float32VectorColumn("x", 0)},
+      {StructColumn("x", {})},
+      {StructColumn("audio", {BinaryColumn("bytes"),
+                              {.name = "rate", .type = TypeId::kInt32}})},
+  };
+  for (const std::vector<WriterColumn>& columns : unsupported) {
+    const absl::Status status =
+        ArrowFileWriter::Create(dir / "a.arrow", columns).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  }
+  const std::string message(
+      ArrowFileWriter::Create(dir / "a.arrow", unsupported.back())
+          .status()
+          .message());
+  EXPECT_NE(message.find("column 'audio.rate' of type int32"),
+            std::string::npos)
+      << message;
   absl::StatusOr<std::unique_ptr<ArrowFileWriter>> writer =
       ArrowFileWriter::Create(dir / "b.arrow", SampleColumns());
   ASSERT_TRUE(writer.ok());
@@ -203,6 +312,24 @@ TEST(ArrowFileWriterTest, RefusesUnsupportedColumnsAndMismatchedValues) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(fs::exists(dir / ".b.arrow.tmp"));
   writer->reset();  // never finished: nothing left behind
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+
+  // A struct member whose values do not match is named "struct.member".
+  writer = ArrowFileWriter::Create(
+      dir / "c.arrow",
+      {StructColumn("audio", {BinaryColumn("bytes"), Utf8Column("path")})});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  const std::vector<int32_t> one_empty = {0, 0};
+  const absl::Status short_path = (*writer)->WriteRecordBatch(
+      2, {{.children = {{.offsets = offsets}, {.offsets = one_empty}}}});
+  EXPECT_EQ(short_path.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(short_path.message().find("column 'audio.path'"), std::string::npos)
+      << short_path;
+  EXPECT_EQ((*writer)
+                ->WriteRecordBatch(2, {{.children = {{.offsets = offsets}}}})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  writer->reset();
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 

@@ -6,8 +6,10 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "engine/data_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
@@ -254,6 +256,116 @@ TEST(ArrowSourceTest, ViewsKeepTheirBatchAliveAfterThePipelineIsGone) {
   }
   ASSERT_EQ(kept.size(), 30u);
   for (const Example& example : kept) ExpectRowValues(example);
+}
+
+// One example as plain values: field name -> (dtype, shape, bytes).
+using FlatRow =
+    std::map<std::string,
+             std::tuple<DType, std::vector<int64_t>, std::string>>;
+
+FlatRow Flatten(const Example& example) {
+  FlatRow row;
+  for (const auto& [name, field] : example.fields()) {
+    row[name] = {field.dtype(), field.shape(),
+                 std::string(reinterpret_cast<const char*>(field.bytes().data()),
+                             field.bytes().size())};
+  }
+  return row;
+}
+
+std::vector<FlatRow> Flatten(const ExampleBlock& block) {
+  std::vector<FlatRow> rows(block.rows());
+  for (const BlockColumn& column : block.columns()) {
+    for (int64_t r = 0; r < block.rows(); ++r) {
+      rows[r][column.name] = {
+          column.dtype, column.example_shape,
+          std::string(reinterpret_cast<const char*>(column.data) +
+                          r * column.example_bytes,
+                      column.example_bytes)};
+    }
+  }
+  return rows;
+}
+
+// The first `limit` rows of `config` (until its end), as EXAMPLES or
+// ROW_BLOCKS give them, and the stage's skip counts.
+std::pair<std::vector<FlatRow>, std::map<std::string, uint64_t>> FlatRows(
+    const std::string& config, bool blocks, size_t limit) {
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(config));
+  loader.Start();
+  std::vector<FlatRow> rows;
+  while (rows.size() < limit) {
+    if (blocks) {
+      auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+      if (!got.item) break;
+      for (FlatRow& row : Flatten(*got.item)) rows.push_back(std::move(row));
+    } else {
+      std::optional<Example> example = Next(loader);
+      if (!example) break;
+      rows.push_back(Flatten(*example));
+    }
+  }
+  loader.Stop();
+  std::map<std::string, uint64_t> skips;
+  const StageMetricProto totals = StageTotals(loader, "rows");
+  for (const SkipCountProto& skip : totals.skipped()) {
+    skips[skip.reason()] += skip.count();
+  }
+  return {rows, skips};
+}
+
+TEST(ArrowSourceTest, RowBlocksCarryTheSameRowsValuesAndSkipsAsExamples) {
+  TempDir dir;
+  // Nulls, a blob over max_value_bytes, blobs of many lengths (each length
+  // change ends a block), record batches of 4 and 5 rows.
+  WriteArrowFile(dir / "a.arrow", 0, 10, 4, {.blob_row = 2, .label_row = 4});
+  WriteArrowFile(dir / "b.arrow", 10, 13, 5);
+  for (const char* mode : {"EVAL", "TRAIN"}) {
+    const auto [rows, skips] = FlatRows(
+        Config(dir.path(), mode, 7, true, "max_value_bytes: 16"), false, 40);
+    const auto [block_rows, block_skips] =
+        FlatRows(Config(dir.path(), mode, 7, true,
+                        "max_value_bytes: 16 output: ROW_BLOCKS"),
+                 true, 40);
+    ASSERT_GE(rows.size(), 20u) << mode;
+    EXPECT_EQ(block_rows, rows) << mode;
+    if (std::string(mode) == "EVAL") {
+      EXPECT_EQ(block_skips, skips);
+      EXPECT_EQ(skips, (std::map<std::string, uint64_t>{
+                           {"null_value", 2}, {"value_too_large", 1}}));
+    }
+  }
+}
+
+TEST(ArrowSourceTest, RowBlocksOfFixedWidthColumnsSpanWholeRecordBatches) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 10, 4);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "stage { name: 'files' file_path_provider { directory: '" + dir.path() +
+      "' mode: ONCE } }"
+      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
+      " output: ROW_BLOCKS column { name: 'vec' } column { name: 'label' }"
+      " } }"));
+  loader.Start();
+  std::vector<int64_t> sizes;
+  int64_t index = 0;
+  while (true) {
+    auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+    if (!got.item) break;
+    sizes.push_back(got.item->rows());
+    const BlockColumn* vec = got.item->Find("vec");
+    ASSERT_NE(vec, nullptr);
+    EXPECT_EQ(vec->example_shape, std::vector<int64_t>{4});
+    EXPECT_EQ(vec->example_bytes, 16u);
+    for (int64_t r = 0; r < got.item->rows(); ++r, ++index) {
+      const float* values = reinterpret_cast<const float*>(vec->data) + 4 * r;
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(values[k], VecValue(index, k));
+    }
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
+  loader.Stop();
 }
 
 TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {

@@ -18,6 +18,7 @@
 namespace sluice {
 namespace {
 
+using ::sluice::testing::FactoryWithBlocks;
 using ::sluice::testing::FactoryWithExamples;
 using ::sluice::testing::IndexedExamples;
 using ::sluice::testing::ParseConfig;
@@ -321,6 +322,124 @@ TEST(BatcherTest, BatchBuffersAreRecycled) {
   EXPECT_EQ(pool->free_buffers(), pool->allocated_buffers());
   EXPECT_EQ(StageTotals(loader, "batcher").batcher().batch_buffer_bytes(),
             pool->allocated_buffers() * pool->bytes());
+}
+
+// Examples `first`.. of XyExamples as one block, column by column ("x"
+// float32 [2] = {i, -i}, "y" int64 = i, as XyExamples), its memory in
+// one shared buffer; `x_size` other than 2 makes a block of the wrong
+// shape.
+ExampleBlock XyBlock(int first, int rows, int x_size = 2) {
+  auto memory = std::make_shared<std::vector<int64_t>>(rows * (x_size + 1));
+  float* x = reinterpret_cast<float*>(memory->data());
+  int64_t* y = memory->data() + rows * x_size;
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < x_size; ++k) {
+      x[r * x_size + k] = k % 2 == 0 ? float(first + r) : float(-(first + r));
+    }
+    y[r] = first + r;
+  }
+  std::vector<BlockColumn> columns = {
+      {.name = "x",
+       .dtype = DType::kFloat32,
+       .example_shape = {x_size},
+       .example_bytes = x_size * sizeof(float),
+       .data = reinterpret_cast<const std::byte*>(x)},
+      {.name = "y",
+       .dtype = DType::kInt64,
+       .example_bytes = sizeof(int64_t),
+       .data = reinterpret_cast<const std::byte*>(y)}};
+  return ExampleBlock(rows, std::move(columns), std::move(memory));
+}
+
+std::vector<TypedBatch> RunBlockBatcher(std::vector<ExampleBlock> blocks,
+                                        const std::string& batcher_config,
+                                        StageMetricProto* totals = nullptr) {
+  DataLoader loader(FactoryWithBlocks("source", std::move(blocks)));
+  loader.Configure(ParseConfig(Config(batcher_config)));
+  loader.Start();
+  std::vector<TypedBatch> batches = Drain(loader);
+  loader.Stop();
+  if (totals != nullptr) *totals = StageTotals(loader, "batcher");
+  return batches;
+}
+
+TEST(BatcherBlockTest, BlocksGiveTheBatchesTheirExamplesWouldGive) {
+  // 23 examples in blocks of 5, 1, 8 and 9.
+  const std::vector<std::pair<int, int>> runs = {{0, 5}, {5, 1}, {6, 8},
+                                                 {14, 9}};
+  for (int batch_size : {1, 3, 4, 8, 30}) {
+    for (const char* last : {"KEEP", "DROP", "PAD_REPEAT"}) {
+      const std::string config = absl::StrCat(
+          "batch_size: ", batch_size, " last_batch: ", last, " ", kXySchema);
+      std::vector<ExampleBlock> blocks;
+      for (const auto& [first, rows] : runs) {
+        blocks.push_back(XyBlock(first, rows));
+      }
+      StageMetricProto block_totals, example_totals;
+      const std::vector<TypedBatch> from_blocks =
+          RunBlockBatcher(blocks, config, &block_totals);
+      const std::vector<TypedBatch> from_examples =
+          RunBatcher(XyExamples(23), config, &example_totals);
+      ASSERT_EQ(from_blocks.size(), from_examples.size())
+          << batch_size << " " << last;
+      for (size_t b = 0; b < from_blocks.size(); ++b) {
+        ASSERT_EQ(from_blocks[b].size(), from_examples[b].size());
+        for (size_t t = 0; t < 2; ++t) {
+          EXPECT_EQ(from_blocks[b].tensor(t).shape,
+                    from_examples[b].tensor(t).shape);
+          EXPECT_EQ(Bytes(from_blocks[b].tensor(t)),
+                    Bytes(from_examples[b].tensor(t)))
+              << "batch " << b << " tensor " << t << " size " << batch_size
+              << " " << last;
+        }
+      }
+      EXPECT_EQ(block_totals.batcher().examples(),
+                example_totals.batcher().examples());
+      EXPECT_EQ(block_totals.batcher().padded_examples(),
+                example_totals.batcher().padded_examples());
+      EXPECT_EQ(block_totals.batcher().dropped_examples(),
+                example_totals.batcher().dropped_examples());
+    }
+  }
+}
+
+TEST(BatcherBlockTest, BatchesInsideOneBlockAreViewsThatKeepItAlive) {
+  const std::byte* x = nullptr;
+  std::vector<TypedBatch> batches;
+  {
+    ExampleBlock block = XyBlock(0, 9);
+    x = block.Find("x")->data;
+    batches = RunBlockBatcher(
+        {std::move(block), XyBlock(9, 3)},
+        absl::StrCat("batch_size: 4 last_batch: KEEP ", kXySchema));
+  }
+  ASSERT_EQ(batches.size(), 3u);
+  // Rows 0-3 and 4-7 lie inside the first block: no copy.
+  EXPECT_EQ(batches[0].tensor(0).data, x);
+  EXPECT_EQ(batches[1].tensor(0).data, x + 4 * 2 * sizeof(float));
+  // Rows 8-11 span both blocks: copied into a batch buffer of its own.
+  EXPECT_NE(batches[2].tensor(0).data, x + 8 * 2 * sizeof(float));
+  EXPECT_EQ(Bytes(batches[2].tensor(1)),
+            BytesOf(std::vector<int64_t>{8, 9, 10, 11}));
+  // The pipeline and the test's block are gone: the views alone keep the
+  // block's memory (ASan would catch a read of freed memory).
+  const TypedBatch kept = batches[1];
+  batches.clear();
+  EXPECT_EQ(Bytes(kept.tensor(1)), BytesOf(std::vector<int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(Bytes(kept.tensor(0)),
+            BytesOf(std::vector<float>{4, -4, 5, -5, 6, -6, 7, -7}));
+}
+
+TEST(BatcherBlockTest, AMismatchedBlockSkipsAndCountsEveryRow) {
+  StageMetricProto totals;
+  const std::vector<TypedBatch> batches = RunBlockBatcher(
+      {XyBlock(0, 3), XyBlock(3, 5, /*x_size=*/3), XyBlock(8, 2)},
+      absl::StrCat("batch_size: 5 last_batch: KEEP ", kXySchema), &totals);
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(Bytes(batches[0].tensor(1)),
+            BytesOf(std::vector<int64_t>{0, 1, 2, 8, 9}));
+  EXPECT_EQ(SkippedByReason(totals),
+            (std::map<std::string, uint64_t>{{"wrong_shape", 5}}));
 }
 
 TEST(BatcherTest, ConfigErrorsNameStageAndField) {

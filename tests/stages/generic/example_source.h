@@ -18,6 +18,7 @@
 #include "engine/pipeline.h"
 #include "engine/stage.h"
 #include "stages/generic/example.h"
+#include "stages/generic/example_block.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::testing {
@@ -58,6 +59,45 @@ inline StageFactory FactoryWithExamples(std::string source_name,
              -> absl::StatusOr<std::unique_ptr<Stage>> {
     if (context.name() == source_name) {
       return std::unique_ptr<Stage>(new ExampleListSource(context, shared));
+    }
+    return CreateStage(context);
+  };
+}
+
+// Sends its blocks in order, then closes its output.
+class BlockListSource final : public Stage {
+ public:
+  BlockListSource(const StageContext& context,
+                  std::shared_ptr<const std::vector<ExampleBlock>> blocks)
+      : Stage(context),
+        blocks_(std::move(blocks)),
+        output_(AddOutput<ExampleBlock>()) {}
+
+  void Start(const StageRuntime& runtime) override {
+    SpawnWorkers(runtime, 1, [this](int) { return Produce(); });
+  }
+
+ private:
+  asio::awaitable<void> Produce() {
+    for (const ExampleBlock& block : *blocks_) {
+      ExampleBlock copy = block;
+      if (!co_await output_->Send(std::move(copy), load_meter())) break;
+    }
+  }
+
+  std::shared_ptr<const std::vector<ExampleBlock>> blocks_;
+  Channel<ExampleBlock>* const output_;
+};
+
+// As FactoryWithExamples, with a BlockListSource of `blocks`.
+inline StageFactory FactoryWithBlocks(std::string source_name,
+                                      std::vector<ExampleBlock> blocks) {
+  auto shared =
+      std::make_shared<const std::vector<ExampleBlock>>(std::move(blocks));
+  return [source_name, shared](const StageContext& context)
+             -> absl::StatusOr<std::unique_ptr<Stage>> {
+    if (context.name() == source_name) {
+      return std::unique_ptr<Stage>(new BlockListSource(context, shared));
     }
     return CreateStage(context);
   };
