@@ -35,19 +35,21 @@
 //   pyarrow, so the clips go to it as one flat file (written here from the
 //   rows read with sluice's Arrow reader) plus offsets and labels .npy.
 // Prints a table, then one JSON line (prefixed "JSON ").
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -162,15 +164,20 @@ struct Clips {
   int64_t record_batches = 0;
 };
 
+// The Arrow files live in DIR/arrow (the pipeline reads that directory
+// alone); the marker and the peer's files sit beside it.
+std::string ArrowDir(const Options& options) { return options.dir + "/arrow"; }
+
 std::vector<std::string> EnsureData(const Options& options) {
-  const std::string marker = options.dir + "/.complete";
+  const std::string marker = options.dir + "/complete";
   if (!std::filesystem::exists(marker)) {
     std::filesystem::remove_all(options.dir);
     std::printf("generating %lld clips into %s ...\n",
-                static_cast<long long>(options.clips), options.dir.c_str());
+                static_cast<long long>(options.clips),
+                ArrowDir(options).c_str());
     std::fflush(stdout);
     absl::StatusOr<cli::AudioDataset> written =
-        cli::WriteAudioDataset({.dir = options.dir,
+        cli::WriteAudioDataset({.dir = ArrowDir(options),
                                 .clips = options.clips,
                                 .classes = 8,
                                 .files = 4,
@@ -179,7 +186,8 @@ std::vector<std::string> EnsureData(const Options& options) {
     std::ofstream(marker) << options.clips << "\n";
   }
   std::vector<std::string> paths;
-  for (const auto& entry : std::filesystem::directory_iterator(options.dir)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(ArrowDir(options))) {
     if (entry.path().extension() == ".arrow") paths.push_back(entry.path());
   }
   std::sort(paths.begin(), paths.end());
@@ -308,7 +316,8 @@ double ParallelCeiling(const Clips& clips, int threads) {
     }
   }
   double slowest = 0;
-  for (const CeilingPass& pass : each) slowest = std::max(slowest, pass.seconds);
+  for (const CeilingPass& pass : each)
+    slowest = std::max(slowest, pass.seconds);
   return static_cast<double>(threads * clips.bytes.size()) / slowest;
 }
 
@@ -337,29 +346,40 @@ struct RunResult {
   double first_batch_seconds = 0;
   double clips = 0;  // delivered (eval: all; train: after the first batch)
   double skipped = 0;
-  double cpu_busy = 0;     // process CPU over wall x threads
+  double cpu_busy = 0;      // process CPU over wall x threads
   double base_rss_mib = 0;  // the child's RSS when it started
   double peak_rss_mib = 0;  // VmHWM at the end
+  // Bytes malloc handed out and not yet freed (mallinfo2 uordblks +
+  // hblkhd), at the start and at their sampled peak.
+  double base_malloc_mib = 0;
+  double peak_malloc_mib = 0;
   // Inputs of the memory estimate (peaks sampled after every batch).
   double max_shuffle_fill = 0;
   double shuffle_size = 0;
   double max_batch_buffer_bytes = 0;
   double readahead = 0;
   double decoder_parallelism = 0;
-  std::map<std::string, double> capacity;  // output channel per stage
-  std::map<std::string, double> load;      // per stage, since start
+  std::map<std::string, double> capacity;   // output channel per stage
+  std::map<std::string, double> max_queue;  // sampled peak size, per stage
+  std::map<std::string, double> load;       // per stage, since start
 };
 
 std::string Serialize(const RunResult& r) {
   std::string s = absl::StrFormat(
       "seconds %.9g\nfirst %.9g\nclips %.9g\nskipped %.9g\ncpu %.9g\nbase "
       "%.9g\npeak %.9g\nfill %.9g\nsize %.9g\nbatchbytes %.9g\nreadahead "
-      "%.9g\ndecpar %.9g\n",
+      "%.9g\ndecpar %.9g\nmbase %.9g\nmpeak %.9g\n",
       r.seconds, r.first_batch_seconds, r.clips, r.skipped, r.cpu_busy,
       r.base_rss_mib, r.peak_rss_mib, r.max_shuffle_fill, r.shuffle_size,
-      r.max_batch_buffer_bytes, r.readahead, r.decoder_parallelism);
-  for (const auto& [k, v] : r.capacity) s += absl::StrFormat("cap.%s %.9g\n", k, v);
-  for (const auto& [k, v] : r.load) s += absl::StrFormat("load.%s %.9g\n", k, v);
+      r.max_batch_buffer_bytes, r.readahead, r.decoder_parallelism,
+      r.base_malloc_mib, r.peak_malloc_mib);
+  for (const auto& [k, v] : r.capacity)
+    s += absl::StrFormat("cap.%s %.9g\n", k, v);
+  for (const auto& [k, v] : r.load)
+    s += absl::StrFormat("load.%s %.9g\n", k, v);
+  for (const auto& [k, v] : r.max_queue) {
+    s += absl::StrFormat("qmax.%s %.9g\n", k, v);
+  }
   if (!r.error.empty()) s += "error " + r.error + "\n";
   return s;
 }
@@ -372,7 +392,8 @@ RunResult Deserialize(const std::string& text) {
       {"cpu", &r.cpu_busy},          {"base", &r.base_rss_mib},
       {"peak", &r.peak_rss_mib},     {"fill", &r.max_shuffle_fill},
       {"size", &r.shuffle_size},     {"batchbytes", &r.max_batch_buffer_bytes},
-      {"readahead", &r.readahead},   {"decpar", &r.decoder_parallelism}};
+      {"readahead", &r.readahead},   {"decpar", &r.decoder_parallelism},
+      {"mbase", &r.base_malloc_mib}, {"mpeak", &r.peak_malloc_mib}};
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const size_t space = line.find(' ');
     if (space == absl::string_view::npos) continue;
@@ -390,6 +411,8 @@ RunResult Deserialize(const std::string& text) {
       r.capacity[key.substr(4)] = number;
     } else if (key.rfind("load.", 0) == 0) {
       r.load[key.substr(5)] = number;
+    } else if (key.rfind("qmax.", 0) == 0) {
+      r.max_queue[key.substr(5)] = number;
     }
   }
   if (text.empty()) r.error = "the child died without a result";
@@ -411,7 +434,7 @@ RunResult RunPipelineHere(const std::string& dir, int threads, bool train,
     result.error = config.status().ToString();
     return result;
   }
-  config->set_metrics_interval_seconds(0.05);
+  config->set_metrics_interval_seconds(0.02);
   for (const StageConfig& stage : config->stage()) {
     if (stage.has_shuffle_buffer()) {
       result.shuffle_size = static_cast<double>(stage.shuffle_buffer().size());
@@ -426,9 +449,21 @@ RunResult RunPipelineHere(const std::string& dir, int threads, bool train,
   try {
     DataLoader loader(CreateStage);
     loader.Configure(*config);
+    // Every 5 ms until the run ends: malloc's live bytes, and the gauges
+    // of the latest metrics snapshot (every 20 ms).
+    std::mutex sample_mu;
     auto sample = [&] {
       const DataLoaderMetricsProto metrics = loader.GetMetrics();
+      const struct mallinfo2 heap = ::mallinfo2();
+      std::lock_guard lock(sample_mu);
+      result.peak_malloc_mib = std::max(
+          result.peak_malloc_mib,
+          static_cast<double>(heap.uordblks + heap.hblkhd) / (1 << 20));
       for (const StageMetricProto& stage : metrics.stage_metrics()) {
+        for (const QueueMetricProto& queue : stage.output_queue_metrics()) {
+          double& peak = result.max_queue[stage.name()];
+          peak = std::max(peak, static_cast<double>(queue.size()));
+        }
         if (stage.has_shuffle_buffer()) {
           result.max_shuffle_fill =
               std::max(result.max_shuffle_fill,
@@ -441,28 +476,37 @@ RunResult RunPipelineHere(const std::string& dir, int threads, bool train,
         }
       }
     };
+    {
+      const struct mallinfo2 heap = ::mallinfo2();
+      result.base_malloc_mib =
+          static_cast<double>(heap.uordblks + heap.hblkhd) / (1 << 20);
+    }
     const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
     loader.Start();
+    std::optional<std::jthread> sampler(
+        std::in_place, [&](std::stop_token stop) {
+          while (!stop.stop_requested()) {
+            sample();
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+        });
     std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
     if (!batch) throw std::runtime_error("no batch at all");
     const auto first = Clock::now();
     result.first_batch_seconds = Seconds(first - start);
     int64_t delivered = static_cast<int64_t>(batch->size());
-    sample();
     if (train) {
       delivered = 0;
       for (int i = 0; i < train_batches; ++i) {
         batch = loader.GetNext<TypedBatch>();
         if (!batch) throw std::runtime_error("the train pipeline ended");
         delivered += static_cast<int64_t>(batch->size());
-        sample();
       }
       result.seconds = Seconds(Clock::now() - first);
     } else {
       while ((batch = loader.GetNext<TypedBatch>())) {
         delivered += static_cast<int64_t>(batch->size());
-        sample();
       }
       result.seconds = Seconds(Clock::now() - start);
       if (delivered != expected_clips) {
@@ -471,9 +515,10 @@ RunResult RunPipelineHere(const std::string& dir, int threads, bool train,
       }
     }
     batch.reset();
-    result.cpu_busy = (CpuSeconds() - cpu_start) /
-                      (Seconds(Clock::now() - start) * threads);
+    result.cpu_busy =
+        (CpuSeconds() - cpu_start) / (Seconds(Clock::now() - start) * threads);
     result.clips = static_cast<double>(delivered);
+    sampler.reset();
     loader.Stop();
     result.peak_rss_mib = StatusKib("VmHWM:") / 1024;
     const DataLoaderMetricsProto metrics = loader.GetMetrics();
@@ -525,13 +570,21 @@ RunResult RunPipeline(const std::string& dir, int threads, bool train,
   return Deserialize(text);
 }
 
-// What the config and the run's sampled occupancy account for, in MiB:
-// the reservoir (its peak fill, or its size for the bound) x one
+// What the run held, in MiB, from the config and the run's sampled
+// occupancy (peaks sampled every 5 ms): the reservoir's peak fill x one
 // spectrogram example, the batcher's batch buffers (its peak
-// batch_buffer_bytes gauge; bound: output capacity + 2 batches), every
-// other output channel full at its capacity x that stage's example bytes,
-// the decoders' per-coroutine buffers, and arrow_source's readahead + 1
-// record batches (examples in the channel hold views into one more).
+// batch_buffer_bytes gauge), each output channel's peak size x that
+// stage's example bytes (decoder: a mean waveform at 16 kHz; crop: 1 s;
+// spectrogram and shuffle: a spectrogram), the decoders' per-coroutine
+// buffers (their largest clip: 3 s of 48 kHz stereo, interleaved and mixed,
+// and its 16 kHz resampling), and arrow_source's record batches: readahead
+// being read or queued, plus those the examples in its output channel
+// ("clips", waiting for the decoder) hold views into: peak size / rows per
+// record batch, rounded up, + 1 (at most every batch of the pass). The
+// bound: the same with every channel full at its capacity, the reservoir at
+// its size, and (capacity + 2) batches. Not counted: Example and channel
+// bookkeeping, thread stacks, FFT plans, malloc's own overhead and
+// retention.
 struct Estimate {
   double occupancy_mib = 0;
   double bound_mib = 0;
@@ -541,42 +594,61 @@ struct Estimate {
 Estimate EstimateMemory(const RunResult& r, const Clips& clips,
                         double mean_clip_seconds) {
   constexpr double kMib = 1 << 20;
-  const double spectrogram = 64.0 * 101 * 4 + 3 * 8;  // + label, index, seed
+  const double spectrogram = 64.0 * 101 * 4;
   const double batch = kBatchSize * (64.0 * 101 * 4 + 8 + 8);
   const double waveform = mean_clip_seconds * kSampleRate * 4;
   const double crop = kClipSamples * 4.0;
   const double record_batch =
       static_cast<double>(clips.file_bytes) / clips.record_batches;
-  auto cap = [&](const char* stage) {
-    auto it = r.capacity.find(stage);
-    return it == r.capacity.end() ? 16.0 : it->second;
+  auto get = [](const std::map<std::string, double>& map, const char* stage,
+                double otherwise) {
+    auto it = map.find(stage);
+    return it == map.end() ? otherwise : it->second;
   };
-  // A decoder coroutine keeps its largest clip's buffers: interleaved
-  // stereo and mono at 48 kHz for 3 s, and the resampled mono at 16 kHz.
+  auto channels = [&](const std::map<std::string, double>& sizes) {
+    return get(sizes, "decoder", 16) * waveform +
+           get(sizes, "crop", 16) * crop +
+           (get(sizes, "spectrogram", 16) + get(sizes, "shuffle", 16)) *
+               spectrogram;
+  };
   const double decoder_scratch =
       r.decoder_parallelism * (3 * 48000 * 4 * 3 + 3 * kSampleRate * 4);
-  const double arrow = (r.readahead + 1) * record_batch;
-  const double channels = cap("decoder") * waveform + cap("crop") * crop +
-                          (cap("spectrogram") + cap("shuffle")) * spectrogram;
-  const double fixed = arrow + decoder_scratch + channels;
+  const double rows_per_batch =
+      static_cast<double>(clips.bytes.size()) / clips.record_batches;
+  auto arrow_batches = [&](double queued_rows) {
+    return std::min(static_cast<double>(clips.record_batches),
+                    r.readahead + std::ceil(queued_rows / rows_per_batch) + 1);
+  };
+  const double pinned = arrow_batches(get(r.max_queue, "clips", 0));
+  const double arrow = pinned * record_batch;
+  const double held = channels(r.max_queue);
   Estimate e;
-  e.occupancy_mib = (fixed + r.max_shuffle_fill * spectrogram +
-                     r.max_batch_buffer_bytes) /
-                    kMib;
-  e.bound_mib = (fixed + r.shuffle_size * spectrogram +
-                 (cap("batches") + 2) * batch) /
-                kMib;
+  e.occupancy_mib =
+      (arrow + decoder_scratch + held + r.max_shuffle_fill * spectrogram +
+       r.max_batch_buffer_bytes) /
+      kMib;
+  e.bound_mib =
+      (arrow_batches(get(r.capacity, "clips", 1024)) * record_batch +
+       decoder_scratch + channels(r.capacity) + r.shuffle_size * spectrogram +
+       (get(r.capacity, "batches", 16) + 2) * batch) /
+      kMib;
   e.how = absl::StrFormat(
-      "reservoir %.0f (peak fill; size %.0f) x %.1f KiB + batch buffers "
-      "%.1f MiB (peak gauge; bound %.0f x %.2f MiB) + channels %.1f MiB "
-      "(decoder %.0f x %.0f KiB waveforms, crop %.0f x %.1f KiB, "
-      "spectrogram+shuffle %.0f x %.1f KiB) + arrow %.0f record batches x "
-      "%.1f MiB + decoder scratch %.1f MiB",
-      r.max_shuffle_fill, r.shuffle_size, spectrogram / 1024,
-      r.max_batch_buffer_bytes / kMib, cap("batches") + 2, batch / kMib,
-      channels / kMib, cap("decoder"), waveform / 1024, cap("crop"),
-      crop / 1024, cap("spectrogram") + cap("shuffle"), spectrogram / 1024,
-      r.readahead + 1, record_batch / kMib, decoder_scratch / kMib);
+      "reservoir %.0f x %.1f KiB (peak fill; size %.0f) = %.1f + batch "
+      "buffers %.1f (peak gauge; a batch is %.2f) + channels %.1f (peak "
+      "sizes decoder %.0f/%.0f x %.0f KiB, crop %.0f/%.0f x %.1f KiB, "
+      "spectrogram %.0f/%.0f and shuffle %.0f/%.0f x %.1f KiB) + arrow %.0f "
+      "record batches x %.1f (readahead %.0f, clips channel peak %.0f/%.0f "
+      "rows of %.0f per batch) + decoder scratch %.1f (MiB)",
+      r.max_shuffle_fill, spectrogram / 1024, r.shuffle_size,
+      r.max_shuffle_fill * spectrogram / kMib, r.max_batch_buffer_bytes / kMib,
+      batch / kMib, held / kMib, get(r.max_queue, "decoder", 0),
+      get(r.capacity, "decoder", 0), waveform / 1024,
+      get(r.max_queue, "crop", 0), get(r.capacity, "crop", 0), crop / 1024,
+      get(r.max_queue, "spectrogram", 0), get(r.capacity, "spectrogram", 0),
+      get(r.max_queue, "shuffle", 0), get(r.capacity, "shuffle", 0),
+      spectrogram / 1024, pinned, record_batch / kMib, r.readahead,
+      get(r.max_queue, "clips", 0), get(r.capacity, "clips", 0), rows_per_batch,
+      decoder_scratch / kMib);
   return e;
 }
 
@@ -597,9 +669,9 @@ double JsonNumber(const std::string& json, const std::string& key) {
 
 PeerResult RunPeer(const std::string& data) {
   PeerResult result;
-  const std::string command = absl::StrCat(
-      kPython, " ", SLUICE_AUDIO_TORCH_PEER, " ", data,
-      " --workers 2 --batch-size ", kBatchSize, " 2>&1");
+  const std::string command =
+      absl::StrCat(kPython, " ", SLUICE_AUDIO_TORCH_PEER, " ", data,
+                   " --workers 2 --batch-size ", kBatchSize, " 2>&1");
   std::fflush(stdout);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) Die("cannot run the torch peer");
@@ -712,7 +784,7 @@ int Run(const Options& options) {
         parallel_ceiling[t].Add(ParallelCeiling(clips, options.threads[t]));
       }
       const RunResult run =
-          RunPipeline(options.dir, options.threads[t], false, 0, n);
+          RunPipeline(ArrowDir(options), options.threads[t], false, 0, n);
       Record(eval[t], run, run.seconds > 0 ? n / run.seconds : 0);
     }
     if (peer) {
@@ -725,7 +797,7 @@ int Run(const Options& options) {
       }
     }
     if (options.train_batches > 0) {
-      const RunResult run = RunPipeline(options.dir, max_threads, true,
+      const RunResult run = RunPipeline(ArrowDir(options), max_threads, true,
                                         options.train_batches, n);
       Record(train, run, run.seconds > 0 ? run.clips / run.seconds : 0);
     }
@@ -740,7 +812,7 @@ int Run(const Options& options) {
       "Arrow files (%s), page cache warm; best of %d interleaved rounds "
       "(range low-high)\n",
       static_cast<long long>(n), audio_seconds, mean_clip_seconds,
-      clips.file_bytes / 1e6, paths.size(), options.dir.c_str(),
+      clips.file_bytes / 1e6, paths.size(), ArrowDir(options).c_str(),
       options.rounds);
   std::printf(
       "work per clip: decode (libsndfile) + resample to 16 kHz (soxr high) "
@@ -757,12 +829,12 @@ int Run(const Options& options) {
   for (size_t t = 0; t < options.threads.size(); ++t) {
     if (options.threads[t] == 1) continue;
     const Range& p = parallel_ceiling[t];
-    std::printf("%-34s %9.0f %13s %9.0f %11s %8.0f%% %9s\n",
-                absl::StrCat("ceiling loop on ", options.threads[t],
-                             " threads at once")
-                    .c_str(),
-                p.best(), p.Text().c_str(), p.best() * audio_per_clip, "-",
-                100 * p.best() / (options.threads[t] * ceiling), "-");
+    std::printf(
+        "%-34s %9.0f %13s %9.0f %11s %8.0f%% %9s\n",
+        absl::StrCat("ceiling loop on ", options.threads[t], " threads at once")
+            .c_str(),
+        p.best(), p.Text().c_str(), p.best() * audio_per_clip, "-",
+        100 * p.best() / (options.threads[t] * ceiling), "-");
   }
   std::string json = absl::StrFormat(
       "{\"benchmark\":\"audio_pipeline\",\"clips\":%d,\"audio_seconds\":%.1f,"
@@ -782,26 +854,30 @@ int Run(const Options& options) {
     const double measured = r.peak_rss_mib - r.base_rss_mib;
     std::printf("%-34s %9.0f %13s %9.0f %11.2f %8.0f%% %9.1f  %s\n",
                 name.c_str(), rate, runs.clips_per_second.Text().c_str(),
-                rate * audio_per_clip, runs.first_batch.low(),
-                100 * of_ceiling, measured, Loads(r).c_str());
+                rate * audio_per_clip, runs.first_batch.low(), 100 * of_ceiling,
+                measured, Loads(r).c_str());
     const Estimate e = EstimateMemory(r, clips, mean_clip_seconds);
+    const double live = r.peak_malloc_mib - r.base_malloc_mib;
     memory_lines.push_back(absl::StrFormat(
-        "%s: peak RSS %.1f MiB above the child's start (%.1f -> %.1f MiB); "
-        "estimate %.1f MiB (measured/estimate %.0f%%), config bound %.1f "
-        "MiB; within 10%% of the estimate: %s; cpu busy %.0f%%; skipped "
-        "%.0f\n    estimate = %s",
-        name, measured, r.base_rss_mib, r.peak_rss_mib, e.occupancy_mib,
-        100 * measured / e.occupancy_mib, e.bound_mib,
+        "%s:\n    peak RSS %.1f MiB above the child's start (%.1f -> %.1f "
+        "MiB); malloc's live bytes at their sampled peak %.1f MiB above the "
+        "start\n    estimate %.1f MiB: RSS/estimate %.0f%% (within 10%%: %s), "
+        "live/estimate %.0f%%; config bound %.1f MiB (RSS/bound %.0f%%)\n    "
+        "estimate = %s\n    cpu busy %.0f%%, clips skipped %.0f",
+        name, measured, r.base_rss_mib, r.peak_rss_mib, live, e.occupancy_mib,
+        100 * measured / e.occupancy_mib,
         std::abs(measured / e.occupancy_mib - 1) <= 0.1 ? "yes" : "NO",
-        100 * r.cpu_busy, r.skipped, e.how));
+        100 * live / e.occupancy_mib, e.bound_mib, 100 * measured / e.bound_mib,
+        e.how, 100 * r.cpu_busy, r.skipped));
     json += absl::StrFormat(
         ",\"%s_clips_per_second\":%.1f,\"%s_clips_per_second_low\":%.1f,"
         "\"%s_audio_seconds_per_second\":%.1f,\"%s_first_batch_seconds\":%.3f,"
         "\"%s_ceiling_ratio\":%.3f,\"%s_peak_rss_mib\":%.1f,"
-        "\"%s_rss_estimate_mib\":%.1f,\"%s_rss_bound_mib\":%.1f",
+        "\"%s_rss_estimate_mib\":%.1f,\"%s_rss_bound_mib\":%.1f,"
+        "\"%s_malloc_live_peak_mib\":%.1f",
         key, rate, key, runs.clips_per_second.low(), key, rate * audio_per_clip,
         key, runs.first_batch.low(), key, of_ceiling, key, measured, key,
-        e.occupancy_mib, key, e.bound_mib);
+        e.occupancy_mib, key, e.bound_mib, key, live);
     for (const auto& [stage, load] : r.load) {
       json += absl::StrFormat(",\"%s_load_%s\":%.3f", key, stage, load);
     }
@@ -814,7 +890,7 @@ int Run(const Options& options) {
     if (threads == max_threads) two_thread_rate = eval[t].best_rate;
   }
   if (options.train_batches > 0) {
-    print_run(absl::StrCat("sluice train, ", max_threads, " thr (", 
+    print_run(absl::StrCat("sluice train, ", max_threads, " thr (",
                            options.train_batches, " b)"),
               train, max_threads, absl::StrCat("train_t", max_threads));
   }
@@ -839,13 +915,15 @@ int Run(const Options& options) {
       "  %d threads vs %dx the 1-core ceiling: %.0f%% (target >= 85%%): "
       "%s\n",
       max_threads, max_threads, 100 * ratio,
-      two_thread_rate == 0 ? "no run" : ratio >= 0.85 ? "met" : "NOT met");
+      two_thread_rate == 0 ? "no run"
+      : ratio >= 0.85      ? "met"
+                           : "NOT met");
   json += absl::StrFormat(",\"ceiling_ratio\":%.3f", ratio);
   if (!peer) {
-    std::printf(
-        "  torch peer: skipped (%s)\n",
-        options.peer ? "/usr/bin/python3 lacks torch, torchaudio or soundfile"
-                     : "--no-peer");
+    std::printf("  torch peer: skipped (%s)\n",
+                options.peer
+                    ? "/usr/bin/python3 lacks torch, torchaudio or soundfile"
+                    : "--no-peer");
   } else if (peer_rate.values.empty()) {
     std::printf("  torch peer: failed:\n%s\n", peer_error.c_str());
   } else {

@@ -16,7 +16,7 @@ packages=(
   clang libclang-rt-14-dev
   libflatbuffers-dev flatbuffers-compiler nodejs npm
   fio
-  libsndfile1-dev libsoxr-dev libfftw3-dev libkissfft-dev
+  libsndfile1-dev libsoxr-dev libfftw3-dev
   python3-torch python3-torchaudio python3-soundfile alsa-utils espeak-ng
 )
 

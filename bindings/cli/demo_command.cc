@@ -6,24 +6,32 @@
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/pipeline_runner.h"
+#include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
 
 namespace sluice::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: sluice demo [--data DIR] [--seconds N] [--threads N] [--games N]\n"
+    "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
+    "                   [--threads N] [--games N] [--clips N]\n"
     "\n"
-    "Runs the default lc0 training pipeline (file discovery, chunk pool,\n"
-    "unpacker, reservoir, tensors) and shows live what each stage does and\n"
-    "how fast batches of 1024 positions come out. Without --data it first\n"
-    "generates a synthetic data set (once; reused from the cache, see\n"
-    "SLUICE_CACHE_DIR).\n"
+    "Runs a default training pipeline and shows live what each stage does\n"
+    "and how fast batches come out. Without --data it first generates a\n"
+    "synthetic data set (once; reused from the cache, see SLUICE_CACHE_DIR).\n"
     "\n"
-    "  --data DIR    read lc0 data (tars or .gz chunks) from DIR\n"
+    "  lc0:   file discovery, chunk pool, unpacker, reservoir, tensors;\n"
+    "         batches of 1024 positions\n"
+    "  audio: Arrow files, decode + resample to 16 kHz, random 1 s crop,\n"
+    "         log-mel spectrogram, reservoir; batches of 256 clips\n"
+    "\n"
+    "  --workload W  lc0 (default) or audio\n"
+    "  --data DIR    read the workload's data from DIR (lc0: tars or .gz\n"
+    "                chunks; audio: Arrow files as `sluice gen audio` writes)\n"
     "  --seconds N   run for N seconds (default 30)\n"
     "  --threads N   executor threads (default: one per core)\n"
-    "  --games N     games in the generated data set (default 3000)\n";
+    "  --games N     lc0: games in the generated data set (default 3000)\n"
+    "  --clips N     audio: clips in the generated data set (default 2000)\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice demo: " << message << " (see sluice demo --help)\n";
@@ -34,8 +42,8 @@ int UsageError(std::ostream& err, absl::string_view message) {
 
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"data", "seconds", "threads", "games"});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, {"workload", "data", "seconds", "threads", "games", "clips"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
     out << kUsage;
@@ -45,10 +53,20 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
     return UsageError(err,
                       "unexpected argument '" + parsed->positional[0] + "'");
   }
+  std::string workload = "lc0";
+  if (auto it = parsed->flags.find("workload"); it != parsed->flags.end()) {
+    workload = it->second;
+  }
+  if (workload != "lc0" && workload != "audio") {
+    return UsageError(
+        err, "bad value '" + workload + "' for --workload (lc0 or audio)");
+  }
+  const bool audio = workload == "audio";
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 30, 1, 86400);
   absl::StatusOr<int64_t> threads = IntFlag(*parsed, "threads", 0, 0, 1024);
   absl::StatusOr<int64_t> games = IntFlag(*parsed, "games", 3000, 1, 1'000'000);
-  for (const auto* value : {&seconds, &threads, &games}) {
+  absl::StatusOr<int64_t> clips = IntFlag(*parsed, "clips", 2000, 1, 1'000'000);
+  for (const auto* value : {&seconds, &threads, &games, &clips}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
   std::string data;
@@ -56,24 +74,35 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
     data = it->second;
   } else {
     absl::StatusOr<std::string> generated =
-        EnsureDemoData(DemoDataDirectory(), static_cast<int>(*games), out);
+        audio ? EnsureAudioDemoData(AudioDemoDataDirectory(*clips), *clips, out)
+              : EnsureDemoData(DemoDataDirectory(), static_cast<int>(*games),
+                               out);
     if (!generated.ok()) {
       err << "sluice demo: " << generated.status().message() << "\n";
       return 1;
     }
     data = *generated;
   }
-  absl::StatusOr<DataLoaderConfig> config = lc0::MakePipeline(
-      {.directories = {data},
-       .mode = lc0::PipelineMode::kTrain,
-       // A demo-sized reservoir: 50k frames (~420 MB), output from 10k.
-       .reservoir_size = 50000,
-       .min_fill = 10000,
-       .worker_threads = static_cast<uint32_t>(*threads)});
+  const auto worker_threads = static_cast<uint32_t>(*threads);
+  absl::StatusOr<DataLoaderConfig> config =
+      audio ? audio::MakePipeline({.directories = {data},
+                                   .mode = audio::PipelineMode::kTrain,
+                                   // A demo-sized reservoir: 2000 spectrograms
+                                   // (~52 MB), output from 500.
+                                   .shuffle_buffer = 2000,
+                                   .min_fill = 500,
+                                   .worker_threads = worker_threads})
+            : lc0::MakePipeline({.directories = {data},
+                                 .mode = lc0::PipelineMode::kTrain,
+                                 // A demo-sized reservoir: 50k frames (~420
+                                 // MB), output from 10k.
+                                 .reservoir_size = 50000,
+                                 .min_fill = 10000,
+                                 .worker_threads = worker_threads});
   if (!config.ok()) return UsageError(err, config.status().message());
   config->set_metrics_interval_seconds(0.5);
-  out << "sluice demo: default lc0 training pipeline on " << data << " for "
-      << *seconds << " s (Ctrl-C stops early)\n";
+  out << "sluice demo: default " << workload << " training pipeline on " << data
+      << " for " << *seconds << " s (Ctrl-C stops early)\n";
   absl::StatusOr<RunReport> report =
       RunWithLiveView(*config, {.max_seconds = static_cast<double>(*seconds)},
                       out, StdoutIsInteractive());
@@ -81,8 +110,13 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
     err << "sluice demo: " << report.status().message() << "\n";
     return 1;
   }
-  out << "\nnext: sluice run proto/examples/lc0_train.textproto --data " << data
-      << "\n      sluice bench io " << data << "\n";
+  if (audio) {
+    out << "\nnext: sluice run proto/examples/audio_train.textproto --data "
+        << data << "\n      sluice gen audio DIR --clips N\n";
+  } else {
+    out << "\nnext: sluice run proto/examples/lc0_train.textproto --data "
+        << data << "\n      sluice bench io " << data << "\n";
+  }
   return 0;
 }
 

@@ -6,11 +6,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bindings/cli/audio_data.h"
 #include "stages/lc0/format/data_generator.h"
 
 namespace sluice::cli {
@@ -19,9 +22,9 @@ namespace {
 constexpr int kGamesPerTar = 100;
 constexpr char kCompleteMarker[] = ".complete";
 
-}  // namespace
-
-std::string DemoDataDirectory() {
+// The cache root: $SLUICE_CACHE_DIR, $XDG_CACHE_HOME/sluice, ~/.cache/sluice
+// or /tmp/sluice-cache.
+std::string CacheDirectory() {
   std::string base;
   if (const char* cache = std::getenv("SLUICE_CACHE_DIR"); cache && *cache) {
     base = cache;
@@ -32,11 +35,15 @@ std::string DemoDataDirectory() {
   } else {
     base = "/tmp/sluice-cache";
   }
-  return base + "/demo-data-v1";
+  return base;
 }
 
-absl::StatusOr<std::string> EnsureDemoData(const std::string& directory,
-                                           int games, std::ostream& out) {
+// Returns `directory` if it is complete; else runs `write` on a fresh
+// temporary sibling, marks that complete and renames it into place (a
+// concurrent process finishing first is fine).
+absl::StatusOr<std::string> EnsureCached(
+    const std::string& directory,
+    const std::function<absl::Status(const std::string&)>& write) {
   namespace fs = std::filesystem;
   if (fs::exists(fs::path(directory) / kCompleteMarker)) return directory;
   const std::string staging =
@@ -48,6 +55,32 @@ absl::StatusOr<std::string> EnsureDemoData(const std::string& directory,
     return absl::UnavailableError(
         absl::StrCat("cannot create '", staging, "': ", error.message()));
   }
+  if (absl::Status written = write(staging); !written.ok()) {
+    fs::remove_all(staging, error);
+    return written;
+  }
+  if (FILE* marker =
+          std::fopen((staging + "/" + kCompleteMarker).c_str(), "w")) {
+    std::fclose(marker);
+  }
+  fs::create_directories(fs::path(directory).parent_path(), error);
+  fs::rename(staging, directory, error);
+  if (error) {
+    // Another process may have finished the same data set first.
+    fs::remove_all(staging, error);
+    if (!fs::exists(fs::path(directory) / kCompleteMarker)) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot move the demo data into '", directory, "'"));
+    }
+  }
+  return directory;
+}
+
+// Writes `games` games in tars of kGamesPerTar into `staging` (to become
+// `directory`) on up to 4 threads, with progress lines on `out`.
+absl::Status WriteDemoGames(const std::string& directory,
+                            const std::string& staging, int games,
+                            std::ostream& out) {
   const int tars = (games + kGamesPerTar - 1) / kGamesPerTar;
   out << absl::StrFormat(
       "generating the demo data set once: %d synthetic games in %d tars into "
@@ -87,25 +120,41 @@ absl::StatusOr<std::string> EnsureDemoData(const std::string& directory,
       std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   for (unsigned i = 0; i < count; ++i) threads.emplace_back(writer);
   for (std::thread& thread : threads) thread.join();
-  if (!failure.ok()) {
-    fs::remove_all(staging, error);
-    return failure;
-  }
-  if (FILE* marker =
-          std::fopen((staging + "/" + kCompleteMarker).c_str(), "w")) {
-    std::fclose(marker);
-  }
-  fs::create_directories(fs::path(directory).parent_path(), error);
-  fs::rename(staging, directory, error);
-  if (error) {
-    // Another process may have finished the same data set first.
-    fs::remove_all(staging, error);
-    if (!fs::exists(fs::path(directory) / kCompleteMarker)) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot move the demo data into '", directory, "'"));
-    }
-  }
-  return directory;
+  return failure;
+}
+
+}  // namespace
+
+std::string DemoDataDirectory() { return CacheDirectory() + "/demo-data-v1"; }
+
+absl::StatusOr<std::string> EnsureDemoData(const std::string& directory,
+                                           int games, std::ostream& out) {
+  return EnsureCached(directory, [&](const std::string& staging) {
+    return WriteDemoGames(directory, staging, games, out);
+  });
+}
+
+std::string AudioDemoDataDirectory(int64_t clips) {
+  return absl::StrCat(CacheDirectory(), "/demo-audio-v1-", clips);
+}
+
+absl::StatusOr<std::string> EnsureAudioDemoData(const std::string& directory,
+                                                int64_t clips,
+                                                std::ostream& out) {
+  return EnsureCached(directory, [&](const std::string& staging) {
+    out << absl::StrFormat(
+        "generating the audio demo data set once: %d synthetic clips in 4 "
+        "Arrow files into %s\n",
+        clips, directory);
+    out.flush();
+    absl::StatusOr<AudioDataset> written = WriteAudioDataset(
+        {.dir = staging, .clips = clips, .files = 4, .seed = 2026});
+    if (!written.ok()) return written.status();
+    out << absl::StrFormat("  %d clips, %.0f s of audio, %.0f MB\n",
+                           written->clips, written->audio_seconds,
+                           written->file_bytes / 1e6);
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace sluice::cli

@@ -62,6 +62,10 @@ Throughput ComputeThroughput(const DataLoaderConfig& config,
   const double seconds =
       totals ? metrics.elapsed_seconds() : metrics.interval_seconds();
   Throughput throughput;
+  for (const StageConfig& stage : config.stage()) {
+    if (stage.has_tensor_generator()) throughput.unit = "positions";
+    if (stage.has_audio_decoder()) throughput.unit = "clips";
+  }
   if (seconds <= 0) return throughput;
   if (const StageMetricProto* output =
           FindStage(stages, OutputStageName(config));
@@ -69,11 +73,12 @@ Throughput ComputeThroughput(const DataLoaderConfig& config,
     throughput.batches_per_second =
         output->output_queue_metrics(0).get_count() / seconds;
   }
-  uint64_t positions = 0;
+  uint64_t examples = 0;
   for (const StageMetricProto& stage : stages) {
-    positions += stage.tensor_generator().positions();
+    examples +=
+        stage.tensor_generator().positions() + stage.batcher().examples();
   }
-  throughput.positions_per_second = positions / seconds;
+  throughput.examples_per_second = examples / seconds;
   return throughput;
 }
 
@@ -175,10 +180,9 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
   const Throughput rate = ComputeThroughput(config_, metrics, false);
   std::vector<std::string> lines;
   lines.push_back(absl::StrFormat(
-      "\x1b[1msluice\x1b[0m  %.1fs elapsed  %s batches/s  %s positions/s"
-      "  io: %s",
+      "\x1b[1msluice\x1b[0m  %.1fs elapsed  %s batches/s  %s %s/s  io: %s",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
-      Rate(rate.positions_per_second), metrics.io_backend()));
+      Rate(rate.examples_per_second), rate.unit, metrics.io_backend()));
   lines.push_back(
       absl::StrFormat("%-18s %s%-17s %10s %13s %6s %7s", "stage",
                       show_type ? absl::StrFormat("%-24s ", "type") : "",
@@ -214,8 +218,8 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
 void LiveView::RenderLine(const DataLoaderMetricsProto& metrics) {
   const Throughput rate = ComputeThroughput(config_, metrics, false);
   std::string line = absl::StrFormat(
-      "[%7.1fs] %s batches/s, %s positions/s |", metrics.elapsed_seconds(),
-      Rate(rate.batches_per_second), Rate(rate.positions_per_second));
+      "[%7.1fs] %s batches/s, %s %s/s |", metrics.elapsed_seconds(),
+      Rate(rate.batches_per_second), Rate(rate.examples_per_second), rate.unit);
   for (const StageMetricProto& stage : metrics.stage_metrics()) {
     line += absl::StrFormat(" %s load %.2f", stage.name(), stage.load().load());
     for (const QueueMetricProto& queue : stage.output_queue_metrics()) {
@@ -240,9 +244,9 @@ void LiveView::RecordFill(const DataLoaderMetricsProto& metrics) {
 void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics) {
   const Throughput rate = ComputeThroughput(config_, metrics, true);
   out_ << absl::StrFormat(
-      "\nsummary: %.1fs, %s batches/s, %s positions/s on average (io: %s)\n",
+      "\nsummary: %.1fs, %s batches/s, %s %s/s on average (io: %s)\n",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
-      Rate(rate.positions_per_second), metrics.io_backend());
+      Rate(rate.examples_per_second), rate.unit, metrics.io_backend());
   for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
     std::string skips;
     for (const SkipCountProto& skip : stage.skipped()) {

@@ -5,7 +5,8 @@
 //   view.PrintSummary(loader.GetMetrics());
 //
 // Interactive mode redraws one block in place (ANSI cursor movement): a
-// header with batches/s, positions/s and elapsed time, then one row per
+// header with batches/s, examples/s (lc0 positions/s, audio clips/s) and
+// elapsed time, then one row per
 // stage with its load bar, items/s, output channel fill, drops and errors.
 // Every line is cut to the terminal's width, so none wraps and each redraw
 // covers the whole previous block (what a shrinking block leaves below is
@@ -29,12 +30,17 @@ namespace sluice::cli {
 // Rates of the pipeline's output, over an interval or the whole run.
 struct Throughput {
   double batches_per_second = 0;
-  double positions_per_second = 0;
+  // Examples batched per second: positions of tensor generators plus rows
+  // of batchers.
+  double examples_per_second = 0;
+  // What one example is: "positions" in an lc0 pipeline (a tensor
+  // generator), "clips" in an audio one (an audio decoder), else
+  // "examples".
+  std::string unit = "examples";
 };
 
-// Batches/s (items taken from the output channel) and positions/s (from
-// tensor generators) of the interval metrics, or of the totals when
-// `totals` is true.
+// Batches/s (items taken from the output channel) and examples/s of the
+// interval metrics, or of the totals when `totals` is true.
 Throughput ComputeThroughput(const DataLoaderConfig& config,
                              const DataLoaderMetricsProto& metrics,
                              bool totals);

@@ -105,21 +105,20 @@ py::bytes AudioPipeline(
         "audio pipeline: mode must be \"train\" or \"eval\", not \"" + mode +
         "\"");
   }
-  const audio::PipelineOptions options{
-      .directories = std::move(directories),
-      .mode = pipeline_mode,
-      .sample_rate = sample_rate,
-      .clip_seconds = clip_seconds,
-      .n_fft = n_fft,
-      .hop_length = hop_length,
-      .n_mels = n_mels,
-      .batch_size = batch_size,
-      .shuffle_buffer = shuffle_buffer,
-      .min_fill = min_fill,
-      .seed = seed,
-      .worker_threads = threads,
-      .audio_column = std::move(audio_column),
-      .label_column = std::move(label_column)};
+  const audio::PipelineOptions options{.directories = std::move(directories),
+                                       .mode = pipeline_mode,
+                                       .sample_rate = sample_rate,
+                                       .clip_seconds = clip_seconds,
+                                       .n_fft = n_fft,
+                                       .hop_length = hop_length,
+                                       .n_mels = n_mels,
+                                       .batch_size = batch_size,
+                                       .shuffle_buffer = shuffle_buffer,
+                                       .min_fill = min_fill,
+                                       .seed = seed,
+                                       .worker_threads = threads,
+                                       .audio_column = std::move(audio_column),
+                                       .label_column = std::move(label_column)};
   absl::StatusOr<DataLoaderConfig> config = audio::MakePipeline(options);
   ThrowIfError(config.status());
   return py::bytes(config->SerializeAsString());

@@ -85,8 +85,7 @@ asio::awaitable<void> AudioDecoder::Work() {
 }
 
 bool AudioDecoder::Decode(Example& example, DecodedAudio& decoded,
-                          Resampler& resampler,
-                          std::vector<float>& resampled) {
+                          Resampler& resampler, std::vector<float>& resampled) {
   std::span<const std::byte> bytes;
   if (std::optional<FieldProblem> problem =
           FindBytes(example, config_.input_field(), bytes)) {

@@ -68,9 +68,9 @@ absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options) {
   for (const std::string& directory : options.directories) {
     std::error_code error;
     if (std::filesystem::is_regular_file(directory, error)) {
-      return OptionError(absl::StrCat(
-          "paths must be directories of Arrow files; '", directory,
-          "' is a file (give its directory)"));
+      return OptionError(
+          absl::StrCat("paths must be directories of Arrow files; '", directory,
+                       "' is a file (give its directory)"));
     }
   }
   const auto zero = [](const auto& value) { return value && *value == 0; };
@@ -130,9 +130,8 @@ absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options) {
   // Clip length: the file's crop is clip_seconds at its sample rate.
   AudioDecoderConfig& decode = *decoder->mutable_audio_decoder();
   CropOrPadConfig& cut = *crop->mutable_crop_or_pad();
-  const double clip_seconds =
-      options.clip_seconds.value_or(static_cast<double>(cut.samples()) /
-                                    decode.sample_rate());
+  const double clip_seconds = options.clip_seconds.value_or(
+      static_cast<double>(cut.samples()) / decode.sample_rate());
   const uint32_t sample_rate =
       options.sample_rate.value_or(decode.sample_rate());
   const double samples = std::round(clip_seconds * sample_rate);
@@ -150,8 +149,7 @@ absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options) {
   if (options.hop_length) spec.set_hop_length(*options.hop_length);
   if (options.n_mels) spec.set_n_mels(*options.n_mels);
   const uint64_t n_fft = spec.n_fft();
-  const uint64_t win_length =
-      spec.win_length() > 0 ? spec.win_length() : n_fft;
+  const uint64_t win_length = spec.win_length() > 0 ? spec.win_length() : n_fft;
   const uint64_t hop =
       spec.hop_length() > 0 ? spec.hop_length() : win_length / 2;
   const uint64_t frames =

@@ -66,9 +66,9 @@ absl::StatusOr<SpectrogramConfig> FromProto(const StageContext& context,
   if (proto.top_db() > 0) config.top_db = proto.top_db();
   if (absl::StatusOr<Spectrogram> check = Spectrogram::Create(config);
       !check.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stage '", context.name(), "' (spectrogram): ",
-                     std::string(check.status().message())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stage '", context.name(),
+        "' (spectrogram): ", std::string(check.status().message())));
   }
   return config;
 }
@@ -96,8 +96,7 @@ absl::StatusOr<std::unique_ptr<Stage>> SpectrogramStage::Create(
 
 SpectrogramStage::SpectrogramStage(const StageContext& context,
                                    const SpectrogramConfig& config,
-                                   const Proto& proto,
-                                   Channel<Example>* input)
+                                   const Proto& proto, Channel<Example>* input)
     : Stage(context),
       config_(config),
       input_field_(proto.input_field()),
@@ -148,11 +147,11 @@ bool SpectrogramStage::Transform(Example& example, Spectrogram& spectrogram) {
   const size_t frames = spectrogram.NumFrames(waveform.size());
   if (frames == 0) {
     return skip("too_short",
-                absl::StrCat(waveform.size(),
-                             " samples are too few for n_fft ", config_.n_fft));
+                absl::StrCat(waveform.size(), " samples are too few for n_fft ",
+                             config_.n_fft));
   }
-  std::vector<std::byte> out = FloatBuffer(spectrogram.OutputSize(
-      waveform.size()));
+  std::vector<std::byte> out =
+      FloatBuffer(spectrogram.OutputSize(waveform.size()));
   if (absl::Status status = spectrogram.Compute(waveform, AsFloats(out));
       !status.ok()) {
     return skip("too_short", std::string(status.message()));

@@ -48,8 +48,7 @@ class SpectrogramStage final : public Stage {
   void AddMetrics(StageMetricProto& metrics) override;
 
  private:
-  SpectrogramStage(const StageContext& context,
-                   const SpectrogramConfig& config,
+  SpectrogramStage(const StageContext& context, const SpectrogramConfig& config,
                    const ::sluice::SpectrogramConfig& proto,
                    Channel<Example>* input);
   asio::awaitable<void> Work();

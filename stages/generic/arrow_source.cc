@@ -64,6 +64,8 @@ class ArrowSource::BufferPool {
 namespace {
 
 constexpr std::string_view kIndexField = "index";
+// Blocks the ROW_BLOCKS output holds (each may keep a record batch alive).
+constexpr uint32_t kOutputCapacity = 16;
 constexpr std::string_view kSeedField = "seed";
 
 bool HasArrowExtension(std::string_view path) {
@@ -370,11 +372,15 @@ ArrowSource::ArrowSource(const StageContext& context,
                   ? AddOutput<Example>("output", 1024)
                   : nullptr),
       block_output_(config.output() == ArrowSourceConfig::ROW_BLOCKS
-                        ? AddOutput<ExampleBlock>("output", 16)
+                        ? AddOutput<ExampleBlock>("output", kOutputCapacity)
                         : nullptr),
       batches_("batches", config.readahead()),
       permits_("permits", config.readahead()),
-      pool_(std::make_shared<BufferPool>(config.readahead() + 2)) {
+      // Free buffers kept for reuse: enough for the record batches being
+      // read plus those the output channel's items (and a consumer) may
+      // hold, so that steady state reuses warm buffers and allocates none.
+      pool_(std::make_shared<BufferPool>(config.readahead() + kOutputCapacity +
+                                         4)) {
   for (uint32_t i = 0; i < config.readahead(); ++i) {
     bool permit = true;
     permits_.TrySend(permit);

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <typeindex>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <typeindex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"

@@ -7,9 +7,8 @@
 namespace sluice::audio {
 namespace {
 
-std::optional<FieldProblem> Check(const Example& example,
-                                  std::string_view name, DType dtype,
-                                  size_t dimensions,
+std::optional<FieldProblem> Check(const Example& example, std::string_view name,
+                                  DType dtype, size_t dimensions,
                                   const ExampleField*& field) {
   field = example.Find(name);
   if (field == nullptr) {

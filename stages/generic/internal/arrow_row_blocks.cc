@@ -52,10 +52,11 @@ std::string_view RowProblem(const ColumnCursor& column, int64_t row,
       if (values.IsNull(i)) return "null_value";
     }
   }
-  if (max_value_bytes > 0 && (column.plan->kind == Kind::kBytes ||
-                              column.plan->kind == Kind::kList)) {
-    const uint64_t bytes = static_cast<uint64_t>(ValueLength(column, row)) *
-                           (column.plan->kind == Kind::kList ? column.width : 1);
+  if (max_value_bytes > 0 &&
+      (column.plan->kind == Kind::kBytes || column.plan->kind == Kind::kList)) {
+    const uint64_t bytes =
+        static_cast<uint64_t>(ValueLength(column, row)) *
+        (column.plan->kind == Kind::kList ? column.width : 1);
     if (bytes > max_value_bytes) return "value_too_large";
   }
   return {};
@@ -87,8 +88,7 @@ BlockColumn ColumnOfRun(const ColumnCursor& column, int64_t begin, int64_t end,
       const auto [first, last] = array.ListRange(begin);
       block.example_shape = {last - first};
       block.example_bytes = static_cast<size_t>(last - first) * column.width;
-      block.data =
-          array.child(0).values_bytes().data() + first * column.width;
+      block.data = array.child(0).values_bytes().data() + first * column.width;
       break;
     }
     case Kind::kBool:
@@ -151,17 +151,18 @@ ExampleBlock MakeBlock(const std::shared_ptr<const RecordBatch>& batch,
   int64_t* seed = index + rows;
   for (int64_t i = 0; i < rows; ++i) {
     index[i] = options.first_index + begin + i;
-    seed[i] = options.train ? static_cast<int64_t>(
-                                  options.pass_seed +
-                                  static_cast<uint64_t>(index[i]))
-                            : 0;
+    seed[i] = options.train
+                  ? static_cast<int64_t>(options.pass_seed +
+                                         static_cast<uint64_t>(index[i]))
+                  : 0;
   }
-  for (auto [name, data] : {std::pair{"index", index}, std::pair{"seed", seed}}) {
-    block_columns.push_back(BlockColumn{
-        .name = name,
-        .dtype = DType::kInt64,
-        .example_bytes = sizeof(int64_t),
-        .data = reinterpret_cast<const std::byte*>(data)});
+  for (auto [name, data] :
+       {std::pair{"index", index}, std::pair{"seed", seed}}) {
+    block_columns.push_back(
+        BlockColumn{.name = name,
+                    .dtype = DType::kInt64,
+                    .example_bytes = sizeof(int64_t),
+                    .data = reinterpret_cast<const std::byte*>(data)});
   }
   return ExampleBlock(rows, std::move(block_columns), std::move(memory));
 }

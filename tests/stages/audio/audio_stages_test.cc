@@ -33,8 +33,8 @@ using ::testing::HasSubstr;
 // "audio_decoder { }"); every example that comes out, and the stage's
 // totals.
 std::vector<Example> RunStage(std::vector<Example> examples,
-                         const std::string& stage_config,
-                         StageMetricProto* totals = nullptr) {
+                              const std::string& stage_config,
+                              StageMetricProto* totals = nullptr) {
   DataLoader loader(FactoryWithExamples("source", std::move(examples)));
   loader.Configure(ParseConfig(absl::StrCat(
       "worker_threads: 2 stage { name: 'source' counting_source {} }"
@@ -68,9 +68,9 @@ Example WithIndex(int64_t index) {
 
 Example Clip(int64_t index, const std::vector<std::byte>& bytes) {
   Example example = WithIndex(index);
-  example.Set("audio", ExampleField::OwnedBytes(
-                           DType::kUInt8,
-                           {static_cast<int64_t>(bytes.size())}, bytes));
+  example.Set("audio",
+              ExampleField::OwnedBytes(
+                  DType::kUInt8, {static_cast<int64_t>(bytes.size())}, bytes));
   return example;
 }
 
@@ -148,10 +148,10 @@ TEST(AudioDecoderStageTest, ConfigErrorsNameTheField) {
            {"input_field: ''", "input_field"}}) {
     DataLoader loader(FactoryWithExamples("source", {}));
     try {
-      loader.Configure(ParseConfig(
-          "stage { name: 'source' counting_source {} }"
-          " stage { name: 'dec' input: 'source' audio_decoder { " +
-          config + " } }"));
+      loader.Configure(
+          ParseConfig("stage { name: 'source' counting_source {} }"
+                      " stage { name: 'dec' input: 'source' audio_decoder { " +
+                      config + " } }"));
       ADD_FAILURE() << config << " was accepted";
     } catch (const std::exception& error) {
       EXPECT_THAT(error.what(), HasSubstr("'dec'")) << config;
@@ -166,13 +166,12 @@ TEST(CropOrPadStageTest, TrainFollowsSeedAndIndexEvalTakesTheCentre) {
   for (const char* mode : {"TRAIN", "EVAL"}) {
     std::vector<Example> in;
     for (int64_t i = 0; i < 20; ++i) in.push_back(Waveform(i, ramp));
-    in.push_back(Waveform(20, {1, 2, 3}));   // short: padded
+    in.push_back(Waveform(20, {1, 2, 3}));                     // short: padded
     in.push_back(Waveform(21, std::vector<float>(100, 7.f)));  // unchanged
     StageMetricProto totals;
     const std::vector<Example> out = RunStage(
-        std::move(in), absl::StrCat("crop_or_pad { samples: 100 mode: ", mode,
-                                    " }"),
-        &totals);
+        std::move(in),
+        absl::StrCat("crop_or_pad { samples: 100 mode: ", mode, " }"), &totals);
     ASSERT_EQ(out.size(), 22u);
     const CropMode crop_mode =
         std::string(mode) == "TRAIN" ? CropMode::kTrain : CropMode::kEval;
@@ -210,9 +209,8 @@ TEST(CropOrPadStageTest, TrainNeedsSeedAndIndex) {
   StageMetricProto totals;
   EXPECT_TRUE(RunStage({no_seed, bytes}, "crop_or_pad { samples: 4 }", &totals)
                   .empty());
-  EXPECT_EQ(Skipped(totals),
-            (std::map<std::string, uint64_t>{{"missing_field", 1},
-                                             {"wrong_dtype", 1}}));
+  EXPECT_EQ(Skipped(totals), (std::map<std::string, uint64_t>{
+                                 {"missing_field", 1}, {"wrong_dtype", 1}}));
   // Evaluation needs neither.
   EXPECT_EQ(RunStage({no_seed}, "crop_or_pad { samples: 4 mode: EVAL }").size(),
             1u);
@@ -223,18 +221,18 @@ TEST(SpectrogramStageTest, EqualsTheTransformAndNamesItsShape) {
   StageMetricProto totals;
   const std::vector<Example> out =
       RunStage({Waveform(0, tone), Waveform(1, {0.f, 1.f})},
-          "spectrogram { n_fft: 400 hop_length: 160 n_mels: 64 log: LOG }",
-          &totals);
+               "spectrogram { n_fft: 400 hop_length: 160 n_mels: 64 log: LOG }",
+               &totals);
   ASSERT_EQ(out.size(), 1u);
   const ExampleField* field = out[0].Find("spectrogram");
   ASSERT_NE(field, nullptr);
   EXPECT_EQ(field->shape(), (std::vector<int64_t>{64, 101}));
   EXPECT_EQ(out[0].Find("waveform"), nullptr);
-  absl::StatusOr<Spectrogram> reference = Spectrogram::Create(
-      {.n_fft = 400,
-       .hop_length = 160,
-       .mel = MelConfig{.n_mels = 64},
-       .log = LogScale::kNaturalLog});
+  absl::StatusOr<Spectrogram> reference =
+      Spectrogram::Create({.n_fft = 400,
+                           .hop_length = 160,
+                           .mel = MelConfig{.n_mels = 64},
+                           .log = LogScale::kNaturalLog});
   ASSERT_TRUE(reference.ok());
   std::vector<float> expected(reference->OutputSize(tone.size()));
   ASSERT_TRUE(reference->Compute(tone, expected).ok());
@@ -256,10 +254,10 @@ TEST(SpectrogramStageTest, ConfigErrorsNameTheField) {
            {"parallelism: 0", "parallelism"}}) {
     DataLoader loader(FactoryWithExamples("source", {}));
     try {
-      loader.Configure(ParseConfig(
-          "stage { name: 'source' counting_source {} }"
-          " stage { name: 'spec' input: 'source' spectrogram { " +
-          config + " } }"));
+      loader.Configure(
+          ParseConfig("stage { name: 'source' counting_source {} }"
+                      " stage { name: 'spec' input: 'source' spectrogram { " +
+                      config + " } }"));
       ADD_FAILURE() << config << " was accepted";
     } catch (const std::exception& error) {
       EXPECT_THAT(error.what(), HasSubstr("'spec'")) << config;

@@ -62,7 +62,8 @@ TEST(AudioDefaultPipelineTest, DefaultsAreTheExampleFilesWithTheDirectory) {
 
 TEST(AudioDefaultPipelineTest, ModesDifferAsSeed004Says) {
   auto train = MakePipeline({.directories = {"/d"}});
-  auto eval = MakePipeline({.directories = {"/d"}, .mode = PipelineMode::kEval});
+  auto eval =
+      MakePipeline({.directories = {"/d"}, .mode = PipelineMode::kEval});
   ASSERT_TRUE(train.ok() && eval.ok());
   EXPECT_EQ(Stage(*train, "clips").arrow_source().mode(),
             ArrowSourceConfig::TRAIN);
@@ -103,7 +104,8 @@ TEST(AudioDefaultPipelineTest, OptionsReachTheirStages) {
   EXPECT_EQ(source.column(1).field(), "label");
   EXPECT_EQ(Stage(*config, "decoder").audio_decoder().sample_rate(), 8000u);
   EXPECT_EQ(Stage(*config, "crop").crop_or_pad().samples(), 20000u);
-  const sluice::SpectrogramConfig& spec = Stage(*config, "spectrogram").spectrogram();
+  const sluice::SpectrogramConfig& spec =
+      Stage(*config, "spectrogram").spectrogram();
   EXPECT_EQ(spec.sample_rate(), 8000u);
   EXPECT_EQ(spec.n_fft(), 512u);
   EXPECT_EQ(spec.hop_length(), 128u);

@@ -260,15 +260,15 @@ TEST(ArrowSourceTest, ViewsKeepTheirBatchAliveAfterThePipelineIsGone) {
 
 // One example as plain values: field name -> (dtype, shape, bytes).
 using FlatRow =
-    std::map<std::string,
-             std::tuple<DType, std::vector<int64_t>, std::string>>;
+    std::map<std::string, std::tuple<DType, std::vector<int64_t>, std::string>>;
 
 FlatRow Flatten(const Example& example) {
   FlatRow row;
   for (const auto& [name, field] : example.fields()) {
-    row[name] = {field.dtype(), field.shape(),
-                 std::string(reinterpret_cast<const char*>(field.bytes().data()),
-                             field.bytes().size())};
+    row[name] = {
+        field.dtype(), field.shape(),
+        std::string(reinterpret_cast<const char*>(field.bytes().data()),
+                    field.bytes().size())};
   }
   return row;
 }

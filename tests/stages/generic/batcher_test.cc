@@ -365,8 +365,8 @@ std::vector<TypedBatch> RunBlockBatcher(std::vector<ExampleBlock> blocks,
 
 TEST(BatcherBlockTest, BlocksGiveTheBatchesTheirExamplesWouldGive) {
   // 23 examples in blocks of 5, 1, 8 and 9.
-  const std::vector<std::pair<int, int>> runs = {{0, 5}, {5, 1}, {6, 8},
-                                                 {14, 9}};
+  const std::vector<std::pair<int, int>> runs = {
+      {0, 5}, {5, 1}, {6, 8}, {14, 9}};
   for (int batch_size : {1, 3, 4, 8, 30}) {
     for (const char* last : {"KEEP", "DROP", "PAD_REPEAT"}) {
       const std::string config = absl::StrCat(
