@@ -65,9 +65,15 @@ fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
 fuzz arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc
 fuzz audio_decode_fuzzer tests/fuzz/corpus/audio
 
+# The sanitizer builds use -Og -g1 (line tables only): GCC compiles the
+# coroutine-heavy sources under ASan+UBSan about twice as fast as at -O2 -g,
+# and the reports still name file and line.
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DSLUICE_BUILD_BENCH=OFF)
+
 section "ASan+UBSan build"
-build out/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_ASAN=ON \
-  -DSLUICE_BUILD_BENCH=OFF
+build out/asan "${sanitizer_flags[@]}" -DSLUICE_ASAN=ON
 section "ASan+UBSan tests"
 # alloc_dealloc_mismatch=0: asio 1.22 frees its thread-local recycled
 # frames (made by aligned_alloc) with operator delete.
@@ -76,8 +82,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir out/asan --output-on-failure -j "$jobs" --timeout 900
 
 section "TSan build (concurrency tests)"
-build out/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON \
-  -DSLUICE_BUILD_BENCH=OFF
+build out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
 section "TSan tests"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir out/tsan --output-on-failure -j "$jobs" --timeout 900
