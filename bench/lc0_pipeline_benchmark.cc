@@ -5,6 +5,7 @@
 //   build/bench/lc0_pipeline_benchmark [--games N] [--batches N]
 //                                      [--cache-dir DIR] [--threads N]
 //                                      [--ceiling-batches N]
+//                                      [--deterministic 1]
 //
 // Data: N games (default 2000) written once by the data generator into
 // DIR (default /tmp/sluice_lc0_bench_<N>), 100 games per tar, then read once
@@ -38,35 +39,27 @@
 // and keeps about 4 of them (37 MB each) in use; where the last-level cache
 // is large, one reused batch stays in it and 4 in turn do not, so N = 4
 // shows what that difference alone is worth on this machine.
-#include <fcntl.h>
+//
+// --deterministic 1 runs the pipeline in deterministic mode
+// (docs/guarantees.md); compare it with a run without, interleaved.
 #include <malloc.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <latch>
 #include <memory>
-#include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
-#include "google/protobuf/text_format.h"
 #include "io/gzip.h"
-#include "io/tar_index.h"
-#include "stages/lc0/format/data_generator.h"
-#include "stages/lc0/format/packed_expander.h"
-#include "stages/lc0/format/packed_record.h"
-#include "stages/lc0/format/policy_entries.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "stages/lc0/format/tensor_batch.h"
@@ -76,101 +69,23 @@
 namespace sluice::lc0 {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr size_t kBatchSize = 1024;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "lc0_pipeline_benchmark: %s\n", message.c_str());
-  std::exit(1);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-// The tar files of the data set, generating them first when absent.
-std::vector<std::string> EnsureData(const std::string& dir, int games) {
-  const std::string marker = dir + "/.complete";
-  if (!std::filesystem::exists(marker)) {
-    std::filesystem::remove_all(dir);
-    std::printf("generating %d games into %s ...\n", games, dir.c_str());
-    absl::StatusOr<GeneratedFiles> files = WriteGames(
-        {.seed = 1, .version = 6, .input_format = 1}, {.mode = OutputMode::kTar,
-                                                       .dir = dir,
-                                                       .games = games,
-                                                       .games_per_tar = 100});
-    if (!files.ok()) Die(files.status().ToString());
-    std::ofstream(marker) << games << "\n";
-  }
-  std::vector<std::string> tars;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".tar") tars.push_back(entry.path());
-  }
-  std::sort(tars.begin(), tars.end());
-  return tars;
-}
-
-// Every .gz member of `tars`, compressed (this also warms the page cache).
-std::vector<std::string> ReadChunks(const std::vector<std::string>& tars) {
-  std::vector<std::string> chunks;
-  for (const std::string& path : tars) {
-    const std::string bytes = ReadFile(path);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    absl::StatusOr<io::TarIndex> index = io::IndexTarFile(fd, bytes.size());
-    ::close(fd);
-    if (!index.ok()) Die(index.status().ToString());
-    for (const io::TarMember& member : index->members) {
-      chunks.push_back(bytes.substr(member.data_offset, member.size));
-    }
-  }
-  return chunks;
-}
+using bench::Clock;
+using bench::Die;
+using bench::EnsureData;
+using bench::ForEachRecord;
+using bench::kBatchSize;
+using bench::PrefaultedBatch;
+using bench::ReadChunks;
+using bench::ReservoirSize;
+using bench::Seconds;
+using bench::SetProgramName;
+using bench::StageWorker;
+using bench::TrainConfig;
 
 struct Ceiling {
   double positions_per_second = 0;
   uint64_t positions = 0;
 };
-
-// Gunzips each chunk into `raw` and calls on_record(record, version) for
-// each of its records in the V6 layout (read in place, as the pipeline
-// does; `scratch` holds up-converted older records). Returns the number of
-// records.
-template <typename OnRecord>
-uint64_t ForEachRecord(const std::vector<std::string>& chunks, std::string& raw,
-                       V6TrainingRecord* scratch, OnRecord&& on_record) {
-  uint64_t records = 0;
-  for (const std::string& chunk : chunks) {
-    if (!io::GunzipInto(chunk, 64 << 20, &raw).ok()) Die("bad chunk");
-    const ChunkCheck check = CheckChunk(raw);
-    for (size_t i = 0; i < check.record_count; ++i) {
-      on_record(ViewAsV6(std::string_view(raw).substr(i * check.record_size,
-                                                      check.record_size),
-                         check.version, scratch),
-                check.version);
-    }
-    records += check.record_count;
-  }
-  return records;
-}
-
-// A batch for the loops below, every page written once: the first touch of
-// a fresh 37 MB allocation costs ~9,000 page faults, which the pipeline (its
-// batch buffers are pooled) does not pay in steady state, so neither may
-// the ceiling.
-TensorBatch PrefaultedBatch() {
-  absl::StatusOr<TensorBatch> batch = TensorBatch::Create(kBatchSize);
-  if (!batch.ok()) Die("cannot allocate a batch");
-  // The planes come first in the allocation.
-  std::memset(batch->planes(0), 0, batch->allocation_bytes());
-  return *std::move(batch);
-}
 
 // Single core: gunzip + split + expand every position of every chunk into
 // `batches` in turn (reused), no pipeline; one pass.
@@ -242,48 +157,23 @@ Ceiling MeasureCeiling(const std::vector<std::string>& chunks, unsigned threads,
   return best;
 }
 
-// Single core: the per-position work of the pipeline's stages with no
-// engine around it (no channels, coroutines or threads): gunzip, find the
-// policy entries, validate and pack each record into a window of
-// `window_frames` (the reservoir's size), then expand the packed window in
-// random order, prefetching the next record, as the tensor generator does. The
-// ceiling's rate over this one is what the stages' own work costs (validation,
-// packing, random access); this one's over the pipeline's is what the engine
-// costs. The best of three passes.
+// The stages' work with no engine (StageWorker): the ceiling's rate over
+// this one is what the stages' own work costs (validation, packing, random
+// access); this one's over the pipeline's is what the engine costs. The best
+// of three passes.
 double MeasureStageWork(const std::vector<std::string>& chunks,
                         size_t window_frames) {
-  TensorBatch batch = PrefaultedBatch();
-  absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
-  if (!expander.ok()) Die("cannot set up the stage-work run");
-  // Older records are up-converted here.
-  const auto upconverted = std::make_unique_for_overwrite<V6TrainingRecord>();
-  PackedExpander packed_expander(*expander);
-  std::mt19937_64 random(1);
-  std::vector<PackedRecord> window;
-  size_t slot = 0;
-  auto expand_window = [&] {
-    std::shuffle(window.begin(), window.end(), random);
-    for (size_t k = 0; k < window.size(); ++k) {
-      if (k + 1 < window.size()) window[k + 1].Prefetch();
-      packed_expander.Expand(window[k], &batch, slot);
-      slot = (slot + 1) % kBatchSize;
-    }
-    window.clear();
-  };
   double best = 0;
-  std::string raw;
-  for (int pass = 0; pass < 3; ++pass) {
-    const auto start = Clock::now();
-    const uint64_t positions = ForEachRecord(
-        chunks, raw, upconverted.get(),
-        [&](const V6TrainingRecord& record, RecordVersion version) {
-          const PolicyEntries entries = PolicyEntries::Find(record);
-          if (CheckRecord(record, entries, version, 1)) return;
-          window.push_back(PackedRecord::Pack(record, entries));
-          if (window.size() == window_frames) expand_window();
-        });
-    expand_window();
-    best = std::max(best, positions / Seconds(Clock::now() - start));
+  {
+    StageWorker worker(window_frames);
+    for (int pass = 0; pass < 3; ++pass) {
+      size_t next = 0;
+      const auto start = Clock::now();
+      const uint64_t positions = worker.Run([&]() -> const std::string* {
+        return next < chunks.size() ? &chunks[next++] : nullptr;
+      });
+      best = std::max(best, positions / Seconds(Clock::now() - start));
+    }
   }
   // The freed window stays in malloc's free lists; give it back, so that it
   // does not count in the next run's peak RSS.
@@ -342,32 +232,6 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> loads;
 };
 
-DataLoaderConfig TrainConfig(const std::string& dir, unsigned threads) {
-  DataLoaderConfig config;
-  const std::string text = ReadFile("proto/examples/lc0_train.textproto");
-  if (text.empty() ||
-      !google::protobuf::TextFormat::ParseFromString(text, &config)) {
-    Die("cannot read proto/examples/lc0_train.textproto (run from the repo)");
-  }
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (!stage.has_file_path_provider()) continue;
-    stage.mutable_file_path_provider()->clear_directory();
-    stage.mutable_file_path_provider()->add_directory(dir);
-  }
-  config.set_worker_threads(threads);
-  return config;
-}
-
-// The reservoir size of the pipeline's sampler.
-size_t ReservoirSize(const DataLoaderConfig& config) {
-  for (const StageConfig& stage : config.stage()) {
-    if (stage.has_shuffling_frame_sampler()) {
-      return stage.shuffling_frame_sampler().reservoir_size();
-    }
-  }
-  Die("the training pipeline has no shuffling_frame_sampler");
-}
-
 // The sampler's fill and capacity in the latest metrics snapshot.
 std::pair<uint64_t, uint64_t> ReservoirFill(DataLoader& loader) {
   const DataLoaderMetricsProto metrics = loader.GetMetrics();
@@ -380,12 +244,13 @@ std::pair<uint64_t, uint64_t> ReservoirFill(DataLoader& loader) {
   return {0, 0};
 }
 
-RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
+RunResult RunPipeline(const std::string& dir, unsigned threads, int batches,
+                      bool deterministic) {
   ResetPeakRss();
   RunResult result;
   result.threads = threads;
   DataLoader loader(CreateStage);
-  loader.Configure(TrainConfig(dir, threads));
+  loader.Configure(TrainConfig(dir, threads, deterministic));
   const auto start = Clock::now();
   loader.Start();
   if (!loader.GetNext<TypedBatch>()) Die("the pipeline ended");
@@ -422,10 +287,12 @@ RunResult RunPipeline(const std::string& dir, unsigned threads, int batches) {
 }
 
 int Main(int argc, char** argv) {
+  SetProgramName("lc0_pipeline_benchmark");
   int games = 2000;
   int batches = 300;
   std::vector<unsigned> thread_counts = {1, 2};
   int ceiling_batches = 1;
+  bool deterministic = false;
   std::string dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -439,6 +306,8 @@ int Main(int argc, char** argv) {
       thread_counts = {static_cast<unsigned>(std::atoi(argv[i + 1]))};
     } else if (flag == "--ceiling-batches") {
       ceiling_batches = std::max(1, std::atoi(argv[i + 1]));
+    } else if (flag == "--deterministic") {
+      deterministic = std::atoi(argv[i + 1]) != 0;
     } else {
       Die("unknown flag " + flag);
     }
@@ -477,7 +346,7 @@ int Main(int argc, char** argv) {
               tars.size(), dir.c_str());
   std::vector<RunResult> runs;
   for (unsigned threads : thread_counts) {
-    runs.push_back(RunPipeline(dir, threads, batches));
+    runs.push_back(RunPipeline(dir, threads, batches, deterministic));
     measure_ceilings();
   }
   std::printf(
@@ -511,7 +380,10 @@ int Main(int argc, char** argv) {
               "threads", "positions/s", "batches/s", "1st batch s", "warm-up s",
               "ceiling", "ratio", "/measured", "/work", "cpu", "peak MiB",
               "stage load");
+  if (deterministic) std::printf("(deterministic mode)\n");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
+  json +=
+      std::string(",\"deterministic\":") + (deterministic ? "true" : "false");
   json += ",\"ceiling_batches\":" + std::to_string(ceiling_batches);
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second) +

@@ -25,6 +25,11 @@
 // - There is no per-operation cancellation: Cancel() is the abort, and wakes
 //   every waiter at once.
 // - The optional LoadMeter is told when the caller suspends and resumes.
+// - ReceiveNumbered (and ReceiveSome's `first_position`) also tell each
+//   item's place in the channel's stream: the number of items received from
+//   the channel before it, whatever the receiving coroutine or thread. A
+//   stage whose parallel workers receive numbered items can hand their
+//   results on in input order (engine/ordered_output.h).
 #ifndef SLUICE_ENGINE_CHANNEL_H_
 #define SLUICE_ENGINE_CHANNEL_H_
 
@@ -49,6 +54,13 @@
 #include "io/post_completion.h"
 
 namespace sluice {
+
+// An item with its place in a channel's stream (see ReceiveNumbered).
+template <typename T>
+struct Numbered {
+  uint64_t position = 0;  // items received from the channel before this one
+  T item;
+};
 
 template <typename T>
 class Channel final : public ChannelBase {
@@ -88,26 +100,41 @@ class Channel final : public ChannelBase {
 
   // Receives the next item, or std::nullopt at end of stream.
   asio::awaitable<std::optional<T>> Receive(LoadMeter* meter = nullptr) {
-    std::optional<T> item;
+    std::optional<Numbered<T>> item;
+    if (!TryReceiveImpl(item)) {
+      ScopedWait wait(meter);
+      item = co_await AwaitItem();
+    }
+    if (!item) co_return std::nullopt;
+    co_return std::move(item->item);
+  }
+
+  // Receive, with the item's place in the stream.
+  asio::awaitable<std::optional<Numbered<T>>> ReceiveNumbered(
+      LoadMeter* meter = nullptr) {
+    std::optional<Numbered<T>> item;
     if (TryReceiveImpl(item)) co_return item;
     ScopedWait wait(meter);
-    co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                            void(std::optional<T>)>(
-        [this](auto handler) { this->InitiateReceive(std::move(handler)); },
-        asio::use_awaitable);
+    co_return co_await AwaitItem();
   }
 
   // Receives up to `max` (at least 1) items, appended to `items`: whatever
   // is buffered, or, when the channel is empty and open, the next item after
   // suspending for it. Returns false, appending nothing, at end of stream.
-  // One lock for many items, for consumers that take items in bulk.
+  // One lock for many items, for consumers that take items in bulk. The
+  // items taken are consecutive in the stream; `first_position`, when
+  // given, is set to the place of the first.
   asio::awaitable<bool> ReceiveSome(std::vector<T>& items, size_t max,
-                                    LoadMeter* meter = nullptr) {
-    if (PopUpTo(items, max) > 0) co_return true;
-    std::optional<T> first = co_await Receive(meter);
+                                    LoadMeter* meter = nullptr,
+                                    uint64_t* first_position = nullptr) {
+    if (PopUpTo(items, max, first_position) > 0) co_return true;
+    std::optional<Numbered<T>> first = co_await ReceiveNumbered(meter);
     if (!first) co_return false;
-    items.push_back(std::move(*first));
-    PopUpTo(items, max - 1);
+    if (first_position != nullptr) *first_position = first->position;
+    items.push_back(std::move(first->item));
+    // Items taken now follow the first only if no other receiver took one
+    // in between: bulk numbered receivers must be the channel's only ones.
+    PopUpTo(items, max - 1, nullptr);
     co_return true;
   }
 
@@ -117,9 +144,10 @@ class Channel final : public ChannelBase {
 
   // Never suspends: the next buffered item, if any.
   std::optional<T> TryReceive() {
-    std::optional<T> item;
+    std::optional<Numbered<T>> item;
     TryReceiveImpl(item);
-    return item;
+    if (!item) return std::nullopt;
+    return std::move(item->item);
   }
 
   // Blocks the calling thread (never an executor thread) until an item
@@ -133,8 +161,8 @@ class Channel final : public ChannelBase {
     while (true) {
       if (!buffer_.empty()) {
         if (slept) AdaptGetSpinLocked(Clock::now() - start);
-        std::optional<T> item = PopLocked(lock);
-        return GetResult{GetResult::Kind::kItem, std::move(item)};
+        Numbered<T> item = PopLocked(lock);
+        return GetResult{GetResult::Kind::kItem, std::move(item.item)};
       }
       if (closed_) return GetResult{GetResult::Kind::kEndOfStream, {}};
       const Clock::time_point now = Clock::now();
@@ -201,7 +229,7 @@ class Channel final : public ChannelBase {
   struct ReceiveWaiter {
     virtual ~ReceiveWaiter() = default;
     // Posts the waiting coroutine's resumption and deletes the waiter.
-    virtual void Complete(std::optional<T> item) = 0;
+    virtual void Complete(std::optional<Numbered<T>> item) = 0;
   };
   struct SendWaiter {
     explicit SendWaiter(T value) : item(std::move(value)) {}
@@ -211,10 +239,18 @@ class Channel final : public ChannelBase {
     T item;
   };
 
+  // Suspends until an item or the end of the stream comes.
+  auto AwaitItem() {
+    return asio::async_initiate<decltype(asio::use_awaitable),
+                                void(std::optional<Numbered<T>>)>(
+        [this](auto handler) { this->InitiateReceive(std::move(handler)); },
+        asio::use_awaitable);
+  }
+
   template <typename Handler>
   struct ReceiveWaiterImpl final : ReceiveWaiter {
     explicit ReceiveWaiterImpl(Handler h) : handler(std::move(h)) {}
-    void Complete(std::optional<T> item) override {
+    void Complete(std::optional<Numbered<T>> item) override {
       io::PostCompletion(std::move(handler), std::move(item));
       delete this;
     }
@@ -247,8 +283,9 @@ class Channel final : public ChannelBase {
       ReceiveWaiter* receiver = receivers_.front();
       receivers_.pop_front();
       get_count_.fetch_add(1, std::memory_order_relaxed);
+      Numbered<T> numbered{taken_++, std::move(item)};
       lock.unlock();
-      receiver->Complete(std::move(item));
+      receiver->Complete(std::move(numbered));
       return true;
     }
     // Suspended senders go first: a sender arriving while others wait for
@@ -288,7 +325,7 @@ class Channel final : public ChannelBase {
 
   // Takes the next item without suspending; false when the caller must wait
   // (empty and open). At end of stream returns true with `item` empty.
-  bool TryReceiveImpl(std::optional<T>& item) {
+  bool TryReceiveImpl(std::optional<Numbered<T>>& item) {
     std::unique_lock lock(mu_);
     if (!buffer_.empty()) {
       item = PopLocked(lock);
@@ -297,15 +334,21 @@ class Channel final : public ChannelBase {
     return closed_;
   }
 
-  // Moves up to `max` buffered items to `items`; returns how many.
-  size_t PopUpTo(std::vector<T>& items, size_t max) {
-    std::unique_lock lock(mu_);
+  // Moves up to `max` buffered items to `items` (consecutive in the stream;
+  // the first one's place in `first_position` when given); returns how
+  // many.
+  size_t PopUpTo(std::vector<T>& items, size_t max, uint64_t* first_position) {
+    std::vector<SendWaiter*> resume;
     size_t taken = 0;
-    while (taken < max && !buffer_.empty()) {
-      items.push_back(std::move(*PopLocked(lock)));
-      ++taken;
-      if (!lock.owns_lock()) lock.lock();  // PopLocked resumed senders
+    {
+      std::lock_guard lock(mu_);
+      if (first_position != nullptr) *first_position = taken_;
+      while (taken < max && !buffer_.empty()) {
+        items.push_back(PopFrontLocked(resume).item);
+        ++taken;
+      }
     }
+    ResumeSenders(resume);
     return taken;
   }
 
@@ -313,7 +356,7 @@ class Channel final : public ChannelBase {
   void InitiateReceive(Handler handler) {
     std::unique_lock lock(mu_);
     if (!buffer_.empty() || closed_) {
-      std::optional<T> item;
+      std::optional<Numbered<T>> item;
       if (!buffer_.empty()) item = PopLocked(lock);
       if (lock.owns_lock()) lock.unlock();
       io::PostCompletion(std::move(handler), std::move(item));
@@ -322,28 +365,41 @@ class Channel final : public ChannelBase {
     receivers_.push_back(new ReceiveWaiterImpl<Handler>(std::move(handler)));
   }
 
+  // Pops the front item (PopFrontLocked), then resumes the senders whose
+  // items it took in, after releasing the lock. Needs a non-empty buffer.
+  Numbered<T> PopLocked(std::unique_lock<std::mutex>& lock) {
+    std::vector<SendWaiter*> resume;
+    Numbered<T> item = PopFrontLocked(resume);
+    if (!resume.empty()) {
+      lock.unlock();
+      ResumeSenders(resume);
+    }
+    return item;
+  }
+
   // Pops the front item. Once the buffer is down to half its capacity,
-  // moves the items of suspended senders in and resumes them (after the
-  // lock is released): waking senders in batches, not once per item, keeps
-  // a full channel from costing a wake-up per item. Needs a non-empty
-  // buffer.
-  std::optional<T> PopLocked(std::unique_lock<std::mutex>& lock) {
-    std::optional<T> item(std::move(buffer_.front()));
+  // moves the items of suspended senders in and appends those senders to
+  // `resume`, for the caller to resume once it has released the lock:
+  // waking senders in batches, not once per item, keeps a full channel from
+  // costing a wake-up per item. Needs a non-empty buffer.
+  Numbered<T> PopFrontLocked(std::vector<SendWaiter*>& resume) {
+    Numbered<T> item{taken_++, std::move(buffer_.front())};
     buffer_.pop_front();
     get_count_.fetch_add(1, std::memory_order_relaxed);
     if (!senders_.empty() && buffer_.size() <= capacity() / 2) {
-      std::vector<SendWaiter*> accepted;
       while (!senders_.empty() && buffer_.size() < capacity()) {
         SendWaiter* sender = senders_.front();
         senders_.pop_front();
         buffer_.push_back(std::move(sender->item));
         put_count_.fetch_add(1, std::memory_order_relaxed);
-        accepted.push_back(sender);
+        resume.push_back(sender);
       }
-      lock.unlock();
-      for (SendWaiter* sender : accepted) sender->Complete(true);
     }
     return item;
+  }
+
+  static void ResumeSenders(const std::vector<SendWaiter*>& resume) {
+    for (SendWaiter* sender : resume) sender->Complete(true);
   }
 
   void Shut(bool discard_buffer) {
@@ -363,6 +419,7 @@ class Channel final : public ChannelBase {
 
   mutable std::mutex mu_;
   std::deque<T> buffer_;
+  uint64_t taken_ = 0;  // items received so far: the next one's position
   bool closed_ = false;
   // Invariants: receivers_ is non-empty only while buffer_ is empty;
   // senders_ is non-empty only while buffer_ is more than half full

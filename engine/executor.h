@@ -8,7 +8,8 @@
 //   ...
 //   executor.Stop();  // from a thread that is not one of its workers
 //
-// Promises: Start() launches the threads once; Stop() stops the loop, joins
+// Promises: Start() launches the threads once, named "sluice-w<i>" (as
+// top -H and perf show them); Stop() stops the loop, joins
 // them and waits for the blocking calls under way (idempotent; the
 // destructor calls it). The io_uring fallback is
 // logged once per process and visible through io_backend().

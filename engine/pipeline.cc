@@ -1,5 +1,6 @@
 #include "engine/pipeline.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -74,6 +75,15 @@ absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
     return absl::InvalidArgumentError(
         "DataLoaderConfig: field 'metrics_interval_seconds' must be > 0");
   }
+  if (config.world_size() == 0) {
+    return absl::InvalidArgumentError(
+        "DataLoaderConfig: field 'world_size' must be at least 1");
+  }
+  if (config.rank() >= config.world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DataLoaderConfig: field 'rank' (", config.rank(),
+                     ") must be below world_size (", config.world_size(), ")"));
+  }
   options_ = config;
   options_.clear_stage();
   options_.clear_output();
@@ -82,6 +92,14 @@ absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
   }
   for (const std::string& output : config.output()) {
     SLUICE_RETURN_IF_ERROR(AddOutput(output));
+  }
+  if (config.world_size() > 1 &&
+      std::none_of(stages_.begin(), stages_.end(),
+                   [](const auto& stage) { return stage->ShardsByRank(); })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DataLoaderConfig: world_size is ", config.world_size(),
+        " but no stage of this pipeline reads a shard (shuffling_chunk_pool "
+        "and arrow_source do)"));
   }
   return absl::OkStatus();
 }
@@ -116,8 +134,13 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
   }
 
   auto owned_config = std::make_unique<StageConfig>(config);
-  const StageContext context(*owned_config, type->name(), type->number(),
-                             options_.seed(), std::move(inputs));
+  const StageContext context(
+      *owned_config, type->name(), type->number(),
+      PipelineSettings{.seed = options_.seed(),
+                       .deterministic = options_.deterministic(),
+                       .rank = options_.rank(),
+                       .world_size = options_.world_size()},
+      std::move(inputs));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
   for (const QueueConfig& output : config.output()) {
     if (created->GetOutput(output.name()) == nullptr) {

@@ -12,6 +12,7 @@ Stage::Stage(const StageContext& context)
 
 void Stage::Stop() {
   for (const auto& output : outputs_) output->Cancel();
+  if (ordered_output_ != nullptr) ordered_output_->Cancel();
   abort_signal_.Abort();
 }
 
@@ -32,6 +33,9 @@ StageMetricProto Stage::FlushMetrics() {
       skip->set_count(count);
     }
     skips_.clear();
+  }
+  if (ordered_output_ != nullptr) {
+    *metrics.mutable_reorder() = ordered_output_->TakeMetrics();
   }
   AddMetrics(metrics);
   for (const auto& output : outputs_) {

@@ -42,6 +42,7 @@
 #include "engine/channel.h"
 #include "engine/executor.h"
 #include "engine/load_meter.h"
+#include "engine/ordered_output.h"
 #include "engine/stage_context.h"
 #include "engine/task_group.h"
 #include "proto/data_loader_config.pb.h"
@@ -81,6 +82,9 @@ class Stage {
   // stage. Called from the caller's thread: must be thread-safe.
   virtual std::optional<StageControlResponse> Control(
       const StageControlRequest& request);
+  // True for a stage that reads only this rank's shard of its data when
+  // world_size > 1 (StageContext::rank()).
+  virtual bool ShardsByRank() const { return false; }
 
  protected:
   explicit Stage(const StageContext& context);
@@ -108,6 +112,17 @@ class Stage {
   // Stage-specific metrics since the previous call.
   virtual void AddMetrics(StageMetricProto& metrics) {}
 
+  // For a parallel stage in deterministic mode: an OrderedOutput over
+  // `output` (one of this stage's outputs) with `window` places, owned by
+  // the stage, cancelled by Stop() and reported in its metrics (`reorder`).
+  template <typename T>
+  OrderedOutput<T>* AddOrderedOutput(Channel<T>* output, size_t window) {
+    auto ordered = std::make_unique<OrderedOutput<T>>(output, window);
+    OrderedOutput<T>* raw = ordered.get();
+    ordered_output_ = std::move(ordered);
+    return raw;
+  }
+
   // Counts `count` items skipped for `reason` (a snake_case metrics key).
   void CountSkip(std::string_view reason, uint64_t count = 1);
 
@@ -125,6 +140,7 @@ class Stage {
   const std::string type_;
   const std::vector<QueueConfig> output_settings_;
   std::vector<std::unique_ptr<ChannelBase>> outputs_;
+  std::unique_ptr<OrderedOutputBase> ordered_output_;
   LoadMeter load_meter_;
   AbortSignal abort_signal_;
   std::atomic<int> running_workers_{0};

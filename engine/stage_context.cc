@@ -5,12 +5,12 @@
 namespace sluice {
 
 StageContext::StageContext(const StageConfig& config, std::string type,
-                           int type_number, uint64_t seed,
+                           int type_number, PipelineSettings settings,
                            std::vector<StageInput> inputs)
     : config_(config),
       type_(std::move(type)),
       type_number_(type_number),
-      seed_(seed),
+      settings_(settings),
       inputs_(std::move(inputs)) {}
 
 absl::Status StageContext::FieldError(std::string_view field,

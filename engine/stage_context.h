@@ -1,5 +1,6 @@
 // StageContext: what the factory hands a stage's Create(): its config, its
-// resolved inputs and the pipeline seed, plus helpers that produce the
+// resolved inputs and the pipeline-wide settings (seed, deterministic mode,
+// rank), plus helpers that produce the
 // engine's standard error messages (naming the stage and the field).
 //
 //   static absl::StatusOr<std::unique_ptr<Stage>> Create(
@@ -35,12 +36,20 @@ struct StageInput {
   ChannelBase* channel;
 };
 
+// What every stage of a pipeline shares (DataLoaderConfig's fields).
+struct PipelineSettings {
+  uint64_t seed = 0;
+  bool deterministic = false;
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+};
+
 class StageContext {
  public:
   // `type` is the name of the stage-specific config field that is set and
   // `type_number` its field number in StageConfig.
   StageContext(const StageConfig& config, std::string type, int type_number,
-               uint64_t seed, std::vector<StageInput> inputs);
+               PipelineSettings settings, std::vector<StageInput> inputs);
 
   const std::string& name() const { return config_.name(); }
   const std::string& type() const { return type_; }
@@ -49,7 +58,13 @@ class StageContext {
   int type_number() const { return type_number_; }
   const StageConfig& config() const { return config_; }
   // The pipeline seed; stages derive their per-item randomness from it.
-  uint64_t seed() const { return seed_; }
+  uint64_t seed() const { return settings_.seed; }
+  // Deterministic mode: parallel workers hand results on in input order and
+  // nothing may depend on timing (DataLoaderConfig.deterministic).
+  bool deterministic() const { return settings_.deterministic; }
+  // This process's shard: rank() of world_size() (1: all data).
+  uint32_t rank() const { return settings_.rank; }
+  uint32_t world_size() const { return settings_.world_size; }
   const std::vector<StageInput>& inputs() const { return inputs_; }
 
   // InvalidArgument "stage 'NAME' (TYPE): field 'TYPE.FIELD' PROBLEM".
@@ -93,7 +108,7 @@ class StageContext {
   const StageConfig& config_;
   const std::string type_;
   const int type_number_;
-  const uint64_t seed_;
+  const PipelineSettings settings_;
   const std::vector<StageInput> inputs_;
 };
 

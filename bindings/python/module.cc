@@ -32,7 +32,8 @@ py::bytes Lc0Pipeline(
     std::optional<uint64_t> batch_size, std::optional<uint64_t> chunk_pool_size,
     std::optional<uint64_t> reservoir, std::optional<uint64_t> min_fill,
     std::optional<uint64_t> seed, std::optional<uint32_t> threads,
-    std::optional<uint32_t> input_format) {
+    std::optional<uint32_t> input_format, std::optional<uint32_t> rank,
+    std::optional<uint32_t> world_size, std::optional<bool> deterministic) {
   lc0::PipelineMode pipeline_mode;
   if (mode == "train") {
     pipeline_mode = lc0::PipelineMode::kTrain;
@@ -51,7 +52,10 @@ py::bytes Lc0Pipeline(
                                      .min_fill = min_fill,
                                      .seed = seed,
                                      .worker_threads = threads,
-                                     .input_format = input_format};
+                                     .input_format = input_format,
+                                     .rank = rank,
+                                     .world_size = world_size,
+                                     .deterministic = deterministic};
   absl::StatusOr<DataLoaderConfig> config = lc0::MakePipeline(options);
   ThrowIfError(config.status());
   return py::bytes(config->SerializeAsString());
@@ -94,7 +98,8 @@ py::bytes AudioPipeline(
     std::optional<uint64_t> shuffle_buffer, std::optional<uint64_t> min_fill,
     std::optional<uint64_t> seed, std::optional<uint32_t> threads,
     std::optional<std::string> audio_column,
-    std::optional<std::string> label_column) {
+    std::optional<std::string> label_column, std::optional<uint32_t> rank,
+    std::optional<uint32_t> world_size, std::optional<bool> deterministic) {
   audio::PipelineMode pipeline_mode;
   if (mode == "train") {
     pipeline_mode = audio::PipelineMode::kTrain;
@@ -118,7 +123,10 @@ py::bytes AudioPipeline(
                                        .seed = seed,
                                        .worker_threads = threads,
                                        .audio_column = std::move(audio_column),
-                                       .label_column = std::move(label_column)};
+                                       .label_column = std::move(label_column),
+                                       .rank = rank,
+                                       .world_size = world_size,
+                                       .deterministic = deterministic};
   absl::StatusOr<DataLoaderConfig> config = audio::MakePipeline(options);
   ThrowIfError(config.status());
   return py::bytes(config->SerializeAsString());
@@ -228,7 +236,8 @@ PYBIND11_MODULE(_sluice, m) {
   m.def("lc0_pipeline", &Lc0Pipeline, py::arg("directories"), py::arg("mode"),
         py::arg("batch_size"), py::arg("chunk_pool_size"), py::arg("reservoir"),
         py::arg("min_fill"), py::arg("seed"), py::arg("threads"),
-        py::arg("input_format"),
+        py::arg("input_format"), py::arg("rank"), py::arg("world_size"),
+        py::arg("deterministic"),
         "The serialized default lc0 DataLoaderConfig with overrides.");
   m.def("generate_games", &GenerateGames, py::arg("directory"),
         py::arg("games"), py::arg("seed"), py::arg("version"),
@@ -240,7 +249,8 @@ PYBIND11_MODULE(_sluice, m) {
         py::arg("n_fft"), py::arg("hop_length"), py::arg("n_mels"),
         py::arg("batch_size"), py::arg("shuffle_buffer"), py::arg("min_fill"),
         py::arg("seed"), py::arg("threads"), py::arg("audio_column"),
-        py::arg("label_column"),
+        py::arg("label_column"), py::arg("rank"), py::arg("world_size"),
+        py::arg("deterministic"),
         "The serialized default audio DataLoaderConfig with overrides.");
   m.def("generate_audio", &GenerateAudio, py::arg("directory"),
         py::arg("clips"), py::arg("classes"), py::arg("files"),

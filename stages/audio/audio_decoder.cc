@@ -5,10 +5,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
+#include "engine/map_worker.h"
 #include "engine/status_macros.h"
 #include "stages/audio/codec/audio_skip_reason.h"
 #include "stages/audio/internal/example_values.h"
@@ -60,7 +58,10 @@ AudioDecoder::AudioDecoder(const StageContext& context,
       limits_{.max_seconds = config.max_seconds(),
               .max_channels = static_cast<int>(config.max_channels())},
       input_(input),
-      output_(AddOutput<Example>("output", 64)) {}
+      output_(AddOutput<Example>("output", 64)),
+      ordered_(context.deterministic()
+                   ? AddOrderedOutput(output_, 2 * config.parallelism())
+                   : nullptr) {}
 
 void AudioDecoder::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
@@ -71,17 +72,13 @@ asio::awaitable<void> AudioDecoder::Work() {
   DecodedAudio decoded;
   Resampler resampler(quality_);
   std::vector<float> resampled;
-  while (std::optional<Example> example =
-             co_await input_->Receive(load_meter())) {
-    if (Decode(*example, decoded, resampler, resampled)) {
-      if (!co_await output_->Send(std::move(*example), load_meter())) {
-        co_return;
-      }
-    }
-    // One clip is one slice of CPU work: let other coroutines run.
-    co_await asio::post(co_await asio::this_coro::executor,
-                        asio::use_awaitable);
-  }
+  // One clip is one slice of CPU work.
+  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
+                        [&](Example& example, std::vector<Example>& out) {
+                          if (Decode(example, decoded, resampler, resampled)) {
+                            out.push_back(std::move(example));
+                          }
+                        });
 }
 
 bool AudioDecoder::Decode(Example& example, DecodedAudio& decoded,

@@ -68,6 +68,8 @@ class AudioDecoder final : public Stage {
   const DecodeLimits limits_;
   Channel<Example>* const input_;
   Channel<Example>* const output_;
+  // Deterministic mode: results keep the input order; else nullptr.
+  OrderedOutput<Example>* const ordered_;
   std::atomic<uint64_t> clips_decoded_{0};
   std::atomic<uint64_t> clips_resampled_{0};
   std::atomic<uint64_t> bytes_{0};

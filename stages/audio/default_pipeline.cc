@@ -114,6 +114,9 @@ absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options) {
   }
 
   if (options.seed) config.set_seed(*options.seed);
+  if (options.rank) config.set_rank(*options.rank);
+  if (options.world_size) config.set_world_size(*options.world_size);
+  if (options.deterministic) config.set_deterministic(*options.deterministic);
   if (options.worker_threads) {
     config.set_worker_threads(*options.worker_threads);
   }

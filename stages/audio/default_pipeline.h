@@ -61,6 +61,12 @@ struct PipelineOptions {
   // column by dotted path: "audio.bytes" for Hugging Face's Audio feature.
   std::optional<std::string> audio_column;
   std::optional<std::string> label_column;  // int64 labels, "label"
+  // Data-parallel training: this process is `rank` of `world_size` and
+  // reads only its shard (DataLoaderConfig.rank / world_size).
+  std::optional<uint32_t> rank;
+  std::optional<uint32_t> world_size;
+  // The same batches at any thread count (DataLoaderConfig.deterministic).
+  std::optional<bool> deterministic;
 };
 
 // The text-format config the mode starts from (DATA_DIR placeholder

@@ -6,10 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
+#include "engine/map_worker.h"
 #include "engine/status_macros.h"
 #include "stages/audio/internal/example_values.h"
 
@@ -103,7 +101,10 @@ SpectrogramStage::SpectrogramStage(const StageContext& context,
       output_field_(proto.output_field()),
       parallelism_(proto.parallelism()),
       input_(input),
-      output_(AddOutput<Example>("output", 64)) {}
+      output_(AddOutput<Example>("output", 64)),
+      ordered_(context.deterministic()
+                   ? AddOrderedOutput(output_, 2 * parallelism_)
+                   : nullptr) {}
 
 void SpectrogramStage::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(parallelism_),
@@ -116,17 +117,13 @@ asio::awaitable<void> SpectrogramStage::Work() {
     throw std::runtime_error(absl::StrCat(
         "stage '", name(), "': ", std::string(spectrogram.status().message())));
   }
-  while (std::optional<Example> example =
-             co_await input_->Receive(load_meter())) {
-    if (Transform(*example, *spectrogram)) {
-      if (!co_await output_->Send(std::move(*example), load_meter())) {
-        co_return;
-      }
-    }
-    // One spectrogram is one slice of CPU work.
-    co_await asio::post(co_await asio::this_coro::executor,
-                        asio::use_awaitable);
-  }
+  // One spectrogram is one slice of CPU work.
+  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
+                        [&](Example& example, std::vector<Example>& out) {
+                          if (Transform(example, *spectrogram)) {
+                            out.push_back(std::move(example));
+                          }
+                        });
 }
 
 bool SpectrogramStage::Transform(Example& example, Spectrogram& spectrogram) {

@@ -62,6 +62,8 @@ class SpectrogramStage final : public Stage {
   const uint32_t parallelism_;
   Channel<Example>* const input_;
   Channel<Example>* const output_;
+  // Deterministic mode: results keep the input order; else nullptr.
+  OrderedOutput<Example>* const ordered_;
   std::atomic<uint64_t> spectrograms_{0};
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <filesystem>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/log.h"
+#include "engine/rank_shard.h"
 #include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 #include "io/arrow/arrow_file_reader.h"
@@ -366,6 +368,8 @@ ArrowSource::ArrowSource(const StageContext& context,
                          Channel<DiscoveredFile>* input)
     : Stage(context),
       config_(config),
+      rank_(context.rank()),
+      world_size_(context.world_size()),
       seed_(context.seed()),
       input_(input),
       output_(config.output() == ArrowSourceConfig::EXAMPLES
@@ -619,6 +623,28 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
   co_return co_await batches_.Send(std::move(loaded), load_meter());
 }
 
+std::vector<std::pair<int64_t, int64_t>> ArrowSource::RankRuns(
+    const LoadedBatch& loaded) const {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (world_size_ <= 1) {
+    runs.emplace_back(0, loaded.rows);
+    return runs;
+  }
+  const std::string name =
+      std::filesystem::path(loaded.file->path).filename().string();
+  const auto rows = static_cast<uint64_t>(loaded.file->rows);
+  for (int64_t r = 0; r < loaded.rows; ++r) {
+    const auto file_row = static_cast<uint64_t>(loaded.first_row + r);
+    if (RowRank(name, file_row, rows, world_size_) != rank_) continue;
+    if (!runs.empty() && runs.back().second == r) {
+      ++runs.back().second;
+    } else {
+      runs.emplace_back(r, r + 1);
+    }
+  }
+  return runs;
+}
+
 asio::awaitable<void> ArrowSource::Emit() {
   const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
   const uint64_t max_bytes = config_.max_value_bytes();
@@ -630,84 +656,87 @@ asio::awaitable<void> ArrowSource::Emit() {
     for (const ColumnPlan& plan : file.plan) {
       chains.push_back(ColumnChain(batch, plan));
     }
-    for (int64_t r = 0; r < loaded->rows; ++r) {
-      Example example;
-      example.Reserve(file.plan.size() + 2);  // the columns, index, seed
-      std::string_view skip;
-      const ColumnPlan* skipped = nullptr;
-      for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
-        const ColumnPlan& plan = file.plan[c];
-        const std::vector<const ArrayView*>& chain = chains[c];
-        if (std::any_of(chain.begin(), chain.end(),
-                        [r](const ArrayView* a) { return a->IsNull(r); })) {
-          skip = "null_value";
-          skipped = &plan;
-          break;
-        }
-        const ArrayView& array = *chain.back();
-        switch (plan.kind) {
-          case ColumnPlan::Kind::kBytes: {
-            const std::span<const std::byte> value = array.Binary(r);
-            if (max_bytes > 0 && value.size() > max_bytes) {
-              skip = "value_too_large";
-              skipped = &plan;
-              break;
-            }
-            example.Set(plan.field,
-                        ExampleField::View(DType::kUInt8,
-                                           {static_cast<int64_t>(value.size())},
-                                           value, loaded->batch));
+    for (const auto& [begin, end] : RankRuns(*loaded)) {
+      for (int64_t r = begin; r < end; ++r) {
+        Example example;
+        example.Reserve(file.plan.size() + 2);  // the columns, index, seed
+        std::string_view skip;
+        const ColumnPlan* skipped = nullptr;
+        for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
+          const ColumnPlan& plan = file.plan[c];
+          const std::vector<const ArrayView*>& chain = chains[c];
+          if (std::any_of(chain.begin(), chain.end(),
+                          [r](const ArrayView* a) { return a->IsNull(r); })) {
+            skip = "null_value";
+            skipped = &plan;
             break;
           }
-          case ColumnPlan::Kind::kList: {
-            const auto [begin, end] = array.ListRange(r);
-            const ArrayView& values = array.child(0);
-            if (values.null_count() > 0) {
-              for (int64_t i = begin; i < end; ++i) {
-                if (values.IsNull(i)) {
-                  skip = "null_value";
-                  skipped = &plan;
-                  break;
-                }
+          const ArrayView& array = *chain.back();
+          switch (plan.kind) {
+            case ColumnPlan::Kind::kBytes: {
+              const std::span<const std::byte> value = array.Binary(r);
+              if (max_bytes > 0 && value.size() > max_bytes) {
+                skip = "value_too_large";
+                skipped = &plan;
+                break;
               }
-              if (!skip.empty()) break;
-            }
-            const size_t width = DTypeSize(plan.dtype);
-            const std::span<const std::byte> bytes =
-                values.values_bytes().subspan(begin * width,
-                                              (end - begin) * width);
-            if (max_bytes > 0 && bytes.size() > max_bytes) {
-              skip = "value_too_large";
-              skipped = &plan;
+              example.Set(plan.field, ExampleField::View(
+                                          DType::kUInt8,
+                                          {static_cast<int64_t>(value.size())},
+                                          value, loaded->batch));
               break;
             }
-            example.Set(plan.field,
-                        ExampleField::View(plan.dtype, {end - begin}, bytes,
-                                           loaded->batch));
-            break;
+            case ColumnPlan::Kind::kList: {
+              const auto [begin, end] = array.ListRange(r);
+              const ArrayView& values = array.child(0);
+              if (values.null_count() > 0) {
+                for (int64_t i = begin; i < end; ++i) {
+                  if (values.IsNull(i)) {
+                    skip = "null_value";
+                    skipped = &plan;
+                    break;
+                  }
+                }
+                if (!skip.empty()) break;
+              }
+              const size_t width = DTypeSize(plan.dtype);
+              const std::span<const std::byte> bytes =
+                  values.values_bytes().subspan(begin * width,
+                                                (end - begin) * width);
+              if (max_bytes > 0 && bytes.size() > max_bytes) {
+                skip = "value_too_large";
+                skipped = &plan;
+                break;
+              }
+              example.Set(plan.field,
+                          ExampleField::View(plan.dtype, {end - begin}, bytes,
+                                             loaded->batch));
+              break;
+            }
+            case ColumnPlan::Kind::kBool:
+              example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
+              break;
+            case ColumnPlan::Kind::kScalar:
+              example.Set(plan.field, ScalarField(array, plan.type, r));
+              break;
           }
-          case ColumnPlan::Kind::kBool:
-            example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
-            break;
-          case ColumnPlan::Kind::kScalar:
-            example.Set(plan.field, ScalarField(array, plan.type, r));
-            break;
         }
+        const int64_t file_row = loaded->first_row + r;
+        if (!skip.empty()) {
+          SkipRow(skip, file, skipped->column, file_row);
+          continue;
+        }
+        const int64_t index = file.offset + file_row;
+        const uint64_t seed =
+            train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
+        example.Set(kIndexField, ExampleField::Scalar(index));
+        example.Set(kSeedField,
+                    ExampleField::Scalar(static_cast<int64_t>(seed)));
+        if (!co_await output_->Send(std::move(example), load_meter())) {
+          co_return;
+        }
+        rows_emitted_.fetch_add(1, std::memory_order_relaxed);
       }
-      const int64_t file_row = loaded->first_row + r;
-      if (!skip.empty()) {
-        SkipRow(skip, file, skipped->column, file_row);
-        continue;
-      }
-      const int64_t index = file.offset + file_row;
-      const uint64_t seed =
-          train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
-      example.Set(kIndexField, ExampleField::Scalar(index));
-      example.Set(kSeedField, ExampleField::Scalar(static_cast<int64_t>(seed)));
-      if (!co_await output_->Send(std::move(example), load_meter())) {
-        co_return;
-      }
-      rows_emitted_.fetch_add(1, std::memory_order_relaxed);
     }
     loaded.reset();  // the examples keep the batch alive, not the emitter
     bool permit = true;
@@ -722,16 +751,18 @@ asio::awaitable<void> ArrowSource::EmitBlocks() {
     const DatasetFile& file = *loaded->file;
     const int64_t first_row = loaded->first_row;
     blocks.clear();
-    AppendRowBlocks(
-        std::move(loaded->batch), loaded->rows, file.plan,
-        {.first_index = file.offset + first_row,
-         .train = config_.mode() == ArrowSourceConfig::TRAIN,
-         .pass_seed = loaded->pass_seed,
-         .max_value_bytes = config_.max_value_bytes()},
-        [&](std::string_view reason, const ColumnPlan& plan, int64_t row) {
-          SkipRow(reason, file, plan.column, first_row + row);
-        },
-        blocks);
+    for (const auto& [begin, end] : RankRuns(*loaded)) {
+      AppendRowBlocks(
+          loaded->batch, begin, end, file.plan,
+          {.first_index = file.offset + first_row,
+           .train = config_.mode() == ArrowSourceConfig::TRAIN,
+           .pass_seed = loaded->pass_seed,
+           .max_value_bytes = config_.max_value_bytes()},
+          [&](std::string_view reason, const ColumnPlan& plan, int64_t row) {
+            SkipRow(reason, file, plan.column, first_row + row);
+          },
+          blocks);
+    }
     loaded.reset();  // the blocks keep the batch alive, not the emitter
     for (ExampleBlock& block : blocks) {
       const int64_t rows = block.rows();

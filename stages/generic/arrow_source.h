@@ -43,6 +43,12 @@
 //    the block's own). The same rows, values and skips as EXAMPLES, without
 //    a per-row cost.
 //
+// Ranks: with DataLoaderConfig.world_size > 1 only this rank's rows are
+// read: of each file, one contiguous run of rows (engine/rank_shard.h
+// RowRank), so ranks read disjoint shards that together hold every row,
+// each within one row per file of its share. `index` stays the row's
+// place in the whole data set.
+//
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
 // those examples are gone (the downstream channels bound how many).
@@ -62,6 +68,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -86,6 +93,7 @@ class ArrowSource final : public Stage {
 
   void Start(const StageRuntime& runtime) override;
   void Stop() override;
+  bool ShardsByRank() const override { return true; }
 
   using ColumnPlan = ArrowColumnPlan;
   // One file of the dataset, as the survey found it.
@@ -109,6 +117,10 @@ class ArrowSource final : public Stage {
               Channel<DiscoveredFile>* input);
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
+  // The runs [begin, end) of rows of `loaded` (batch-relative) that belong
+  // to this rank: [0, rows) when world_size is 1.
+  std::vector<std::pair<int64_t, int64_t>> RankRuns(
+      const LoadedBatch& loaded) const;
   asio::awaitable<void> EmitBlocks();
   asio::awaitable<std::vector<std::string>> Discover();
   asio::awaitable<void> Survey(std::vector<std::string> paths);
@@ -123,6 +135,8 @@ class ArrowSource final : public Stage {
                const std::string& field, int64_t row);
 
   const ArrowSourceConfig config_;
+  const uint32_t rank_;
+  const uint32_t world_size_;
   const uint64_t seed_;
   Channel<DiscoveredFile>* const input_;
   // The output: one of the two, by config.output.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "engine/map_worker.h"
 #include "engine/status_macros.h"
 
 namespace sluice {
@@ -37,7 +38,10 @@ PassThrough::PassThrough(const StageContext& context,
     : Stage(context),
       config_(config),
       input_(input),
-      output_(AddOutput<uint64_t>()) {}
+      output_(AddOutput<uint64_t>()),
+      ordered_(context.deterministic()
+                   ? AddOrderedOutput(output_, 2 * config.parallelism())
+                   : nullptr) {}
 
 void PassThrough::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
@@ -45,17 +49,20 @@ void PassThrough::Start(const StageRuntime& runtime) {
 }
 
 asio::awaitable<void> PassThrough::Forward() {
-  while (std::optional<uint64_t> item =
-             co_await input_->Receive(load_meter())) {
-    const uint64_t seen = seen_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (config_.fail_after_items() > 0 && seen > config_.fail_after_items()) {
-      throw std::runtime_error(absl::StrCat(
-          "injected failure after ", config_.fail_after_items(), " items"));
-    }
-    BurnCpu(config_.work_nanos_per_item());
-    if (!co_await output_->Send(*item, load_meter())) break;
-    forwarded_.fetch_add(1, std::memory_order_relaxed);
-  }
+  co_await RunMapWorker(
+      input_, output_, ordered_, load_meter(),
+      [this](uint64_t item, std::vector<uint64_t>& out) {
+        const uint64_t seen = seen_.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (config_.fail_after_items() > 0 &&
+            seen > config_.fail_after_items()) {
+          throw std::runtime_error(absl::StrCat(
+              "injected failure after ", config_.fail_after_items(), " items"));
+        }
+        BurnCpu(config_.work_nanos_per_item());
+        out.push_back(item);
+        forwarded_.fetch_add(1, std::memory_order_relaxed);
+      },
+      /*yield_after_each_item=*/false);
 }
 
 void PassThrough::AddMetrics(StageMetricProto& metrics) {

@@ -32,6 +32,8 @@ class PassThrough final : public Stage {
   const PassThroughConfig config_;
   Channel<uint64_t>* const input_;
   Channel<uint64_t>* const output_;
+  // Deterministic mode: results keep the input order; else nullptr.
+  OrderedOutput<uint64_t>* const ordered_;
   std::atomic<uint64_t> forwarded_{0};
   std::atomic<uint64_t> seen_{0};
 };

@@ -23,6 +23,12 @@
 //   reservoir grows towards `size` while downstream is the bottleneck. With
 //   min_fill == size the output is a pure function of the input order and
 //   the seed.
+// - Deterministic mode (constructed with `deterministic`): between the two,
+//   the reservoir grows on a fixed schedule instead of by downstream room:
+//   after each incoming item it emits uniformly chosen residents while it
+//   holds more than min(size, min_fill + n / 2), n being the items taken in
+//   since it reached min_fill. The output is then always a pure function of
+//   the input order and the seed.
 // - When the input ends, every resident is emitted in random order, then
 //   Run returns (the stage closes its output): a finite stream loses
 //   nothing and duplicates nothing.
@@ -74,8 +80,12 @@ template <typename T>
 class ReservoirShuffler {
  public:
   // `size` at least 1, `min_fill` at most `size` (the stage checks both).
-  ReservoirShuffler(uint64_t size, uint64_t min_fill, uint64_t seed)
-      : size_(size), min_fill_(min_fill), random_(seed) {
+  ReservoirShuffler(uint64_t size, uint64_t min_fill, uint64_t seed,
+                    bool deterministic = false)
+      : size_(size),
+        min_fill_(min_fill),
+        deterministic_(deterministic),
+        random_(seed) {
     reservoir_.reserve(std::min(size, kMaxReserve));
   }
   ReservoirShuffler(const ReservoirShuffler&) = delete;
@@ -117,6 +127,13 @@ class ReservoirShuffler {
   // Removes and returns a uniformly chosen resident; needs residents() > 0.
   T TakeRandom() { return TakeSlot(random_.Below(reservoir_.size())); }
 
+  // Deterministic mode: counts an item just taken in (after Admit) and
+  // returns how many residents the schedule allows now.
+  uint64_t ScheduledResidents() {
+    if (reservoir_.size() >= min_fill_) ++past_min_fill_;
+    return std::min(size_, min_fill_ + past_min_fill_ / 2);
+  }
+
   // Shuffles `input` into `output` (see the file comment) until the input
   // ends and the reservoir is drained, or the output is cancelled. Does not
   // close `output`. Channel waits are reported to `meter`.
@@ -132,6 +149,18 @@ class ReservoirShuffler {
         if (std::optional<T> evicted = Admit(std::move(item))) {
           if (!co_await output->Send(std::move(*evicted), meter)) co_return;
           emitted_.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (deterministic_) {
+          const uint64_t allowed = ScheduledResidents();
+          while (reservoir_.size() > allowed) {
+            T resident = TakeRandom();
+            if (!output->TrySend(resident) &&
+                !co_await output->Send(std::move(resident), meter)) {
+              co_return;
+            }
+            emitted_.fetch_add(1, std::memory_order_relaxed);
+          }
+          continue;
         }
         // Per item, so that with min_fill 0 an item passes straight through.
         const size_t sent = EmitWhileRoom(try_send);
@@ -194,8 +223,10 @@ class ReservoirShuffler {
 
   const uint64_t size_;
   const uint64_t min_fill_;
+  const bool deterministic_;
   // Touched only by the coroutine running the shuffler.
   std::vector<T> reservoir_;
+  uint64_t past_min_fill_ = 0;  // items taken in since min_fill was reached
   StableRandom random_;
   std::atomic<uint64_t> fill_{0};
   std::atomic<uint64_t> received_{0};

@@ -29,7 +29,8 @@ ShuffleBuffer::ShuffleBuffer(const StageContext& context, uint64_t size,
     : Stage(context),
       input_(input),
       output_(AddOutput<Example>("output", 256)),
-      shuffler_(size, min_fill, ReservoirSeed(context)) {}
+      shuffler_(size, min_fill, ReservoirSeed(context),
+                context.deterministic()) {}
 
 void ShuffleBuffer::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, 1, [this](int) {

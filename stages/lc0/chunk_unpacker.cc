@@ -5,10 +5,8 @@
 #include <string_view>
 #include <utility>
 
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
+#include "engine/map_worker.h"
 #include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 #include "io/gzip.h"
@@ -82,7 +80,10 @@ ChunkUnpacker::ChunkUnpacker(const StageContext& context,
       rate_seed_(StreamSeed(context.seed(), "position_sampling_rate")),
       diff_focus_seed_(StreamSeed(context.seed(), "diff_focus")),
       input_(input),
-      output_(AddOutput<Frame>("output", 256)) {}
+      output_(AddOutput<Frame>("output", 256)),
+      ordered_(context.deterministic()
+                   ? AddOrderedOutput(output_, 2 * config.parallelism())
+                   : nullptr) {}
 
 void ChunkUnpacker::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
@@ -94,18 +95,12 @@ asio::awaitable<void> ChunkUnpacker::Work() {
   // Older records are up-converted here (V6 records are read in place),
   // checked, then packed into a frame.
   const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
-  std::vector<Frame> frames;
-  while (std::optional<Chunk> chunk = co_await input_->Receive(load_meter())) {
-    Unpack(*chunk, &raw, scratch.get(), &frames);
-    for (Frame& frame : frames) {
-      if (!co_await output_->Send(std::move(frame), load_meter())) co_return;
-      frames_emitted_.fetch_add(1, std::memory_order_relaxed);
-    }
-    frames.clear();
-    // One chunk is one slice of CPU work: let other coroutines run.
-    co_await asio::post(co_await asio::this_coro::executor,
-                        asio::use_awaitable);
-  }
+  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
+                        [&](const Chunk& chunk, std::vector<Frame>& frames) {
+                          Unpack(chunk, &raw, scratch.get(), &frames);
+                          frames_emitted_.fetch_add(frames.size(),
+                                                    std::memory_order_relaxed);
+                        });
 }
 
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,

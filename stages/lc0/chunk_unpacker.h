@@ -27,7 +27,9 @@
 // the positions examined (after step 3).
 //
 // Nothing aborts on bad data. `parallelism` coroutines unpack at once;
-// Stop() ends them at their next channel wait.
+// frames of different chunks interleave in whatever order they finish,
+// except in deterministic mode, where they keep the chunks' order
+// (engine/ordered_output.h). Stop() ends them at their next channel wait.
 #ifndef SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 #define SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 
@@ -76,6 +78,8 @@ class ChunkUnpacker final : public Stage {
   const uint64_t diff_focus_seed_;
   Channel<Chunk>* const input_;
   Channel<Frame>* const output_;
+  // Deterministic mode: frames go out in chunk order; else nullptr.
+  OrderedOutput<Frame>* const ordered_;
   std::atomic<uint64_t> chunks_received_{0};
   std::atomic<uint64_t> chunks_unpacked_{0};
   std::atomic<uint64_t> decompressed_bytes_{0};

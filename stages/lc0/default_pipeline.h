@@ -35,6 +35,12 @@ struct PipelineOptions {
   std::optional<uint64_t> seed;
   std::optional<uint32_t> worker_threads;  // 0: one per core
   std::optional<uint32_t> input_format;    // unpacker and tensor generator
+  // Data-parallel training: this process is `rank` of `world_size` and
+  // reads only its shard (DataLoaderConfig.rank / world_size).
+  std::optional<uint32_t> rank;
+  std::optional<uint32_t> world_size;
+  // The same batches at any thread count (DataLoaderConfig.deterministic).
+  std::optional<bool> deterministic;
 };
 
 // The text-format config the mode starts from (DATA_DIR placeholder

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/log.h"
+#include "engine/rank_shard.h"
 #include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 
@@ -67,6 +68,8 @@ ShufflingChunkPool::ShufflingChunkPool(const StageContext& context,
                                        Channel<ChunkSourceItem>* input)
     : Stage(context),
       config_(config),
+      rank_(context.rank()),
+      world_size_(context.world_size()),
       batch_(std::clamp<size_t>(config.reader_parallelism() / 2, 1, kMaxBatch)),
       readers_(static_cast<int>((config.reader_parallelism() + batch_ - 1) /
                                 batch_)),
@@ -111,12 +114,22 @@ void ShufflingChunkPool::Wake() {
   wakeup_.TrySend(token);
 }
 
+std::shared_ptr<ChunkSource> ShufflingChunkPool::RankShard(
+    std::shared_ptr<ChunkSource> source) const {
+  if (world_size_ <= 1 || source == nullptr) return source;
+  return source->WithFilter([rank = rank_, world_size = world_size_](
+                                std::string_view name, uint64_t index) {
+    return ChunkRank(name, index, world_size) == rank;
+  });
+}
+
 asio::awaitable<void> ShufflingChunkPool::Intake() {
   MeterWorker worker(&indexing_meter_);
   std::vector<std::shared_ptr<ChunkSource>> initial;
   bool initial_done = false;
   while (std::optional<ChunkSourceItem> item =
              co_await input_->Receive(&indexing_meter_)) {
+    item->source = RankShard(std::move(item->source));
     if (!initial_done) {
       if (item->source != nullptr &&
           item->phase == DiscoveryPhase::kInitialScan) {

@@ -26,6 +26,11 @@
 // Otherwise the output never ends while the window holds chunks; it closes
 // when the input closed with no chunk at all.
 //
+// Ranks: with DataLoaderConfig.world_size > 1 the pool keeps only the
+// chunks of its rank (engine/rank_shard.h ChunkRank of the source name and
+// the chunk's index in it), applied when a source is indexed: ranks read
+// disjoint shards that together hold every chunk.
+//
 // Control(): ShufflingChunkPoolControlRequest resets the anchor (to the
 // newest source name in the window) or sets it to a given source name; the
 // response carries the anchor and the chunks taken in from sources that
@@ -56,6 +61,7 @@ class ShufflingChunkPool final : public Stage {
   void Stop() override;
   std::optional<StageControlResponse> Control(
       const StageControlRequest& request) override;
+  bool ShardsByRank() const override { return true; }
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -74,6 +80,9 @@ class ShufflingChunkPool final : public Stage {
                      const ShufflingChunkPoolConfig& config,
                      Channel<ChunkSourceItem>* input);
   asio::awaitable<void> Intake();
+  // `source`, or the view of it that keeps only this rank's chunks.
+  std::shared_ptr<ChunkSource> RankShard(
+      std::shared_ptr<ChunkSource> source) const;
   // Indexes the initial sources newest first until the window is full and
   // adds them to it; false when the stage was stopped.
   asio::awaitable<bool> IndexInitial(
@@ -91,6 +100,8 @@ class ShufflingChunkPool final : public Stage {
   void Wake();
 
   const ShufflingChunkPoolConfig config_;
+  const uint32_t rank_;
+  const uint32_t world_size_;
   const size_t batch_;  // chunks per read job
   const int readers_;   // reader coroutines
   Channel<ChunkSourceItem>* const input_;

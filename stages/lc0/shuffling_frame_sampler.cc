@@ -32,7 +32,8 @@ ShufflingFrameSampler::ShufflingFrameSampler(const StageContext& context,
     : Stage(context),
       input_(input),
       output_(AddOutput<Frame>("output", 256)),
-      shuffler_(reservoir_size, min_fill, ReservoirSeed(context)) {}
+      shuffler_(reservoir_size, min_fill, ReservoirSeed(context),
+                context.deterministic()) {}
 
 void ShufflingFrameSampler::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, 1, [this](int) {

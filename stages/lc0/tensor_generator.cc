@@ -64,6 +64,12 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       expander_(expander),
       input_(input),
       output_(AddOutput<TypedBatch>("output", 4)),
+      // A place per batch in flight: one per worker filling slots, plus the
+      // open batch the turn holder may need beside a new one (ClaimRuns).
+      ordered_(context.deterministic()
+                   ? AddOrderedOutput(output_, config.parallelism() + 1)
+                   : nullptr),
+      receive_turn_("receive_turn", 1),
       // Enough free buffers for the batches a consumer and the output
       // channel hold at once, so steady state allocates nothing.
       buffers_(BatchBufferPool::Create(
@@ -75,8 +81,22 @@ void TensorGenerator::Start(const StageRuntime& runtime) {
     std::lock_guard lock(fill_mu_);
     running_ = static_cast<int>(config_.parallelism());
   }
+  bool turn = true;
+  receive_turn_.TrySend(turn);
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
                [this](int) { return Build(); });
+}
+
+void TensorGenerator::Stop() {
+  Stage::Stop();
+  receive_turn_.Cancel();
+}
+
+void TensorGenerator::DropOtherFormats(std::vector<Frame>& frames) {
+  const size_t dropped = std::erase_if(frames, [this](const Frame& frame) {
+    return frame.record.input_format() != expander_.input_format();
+  });
+  if (dropped > 0) CountSkip("unexpected_input_format", dropped);
 }
 
 asio::awaitable<void> TensorGenerator::Build() {
@@ -84,19 +104,38 @@ asio::awaitable<void> TensorGenerator::Build() {
   // Frames are taken in bulk: one channel lock for many.
   std::vector<Frame> frames;
   frames.reserve(kFramesPerReceive);
+  std::vector<SlotRun> runs;
+  // At most a batch at a time in deterministic mode (see ClaimRuns).
+  const size_t receive_max =
+      ordered_ != nullptr
+          ? std::min<size_t>(kFramesPerReceive, config_.batch_size())
+          : kFramesPerReceive;
   size_t since_yield = 0;
   bool output_open = true;
-  while (output_open && co_await input_->ReceiveSome(frames, kFramesPerReceive,
-                                                     load_meter())) {
-    // The records come from random reservoir slots, far out of cache: fetch
-    // the heads of all of them at once, before the format check reads them.
-    for (const Frame& frame : frames) frame.record.Prefetch();
-    const size_t dropped = std::erase_if(frames, [this](const Frame& frame) {
-      return frame.record.input_format() != expander_.input_format();
-    });
-    if (dropped > 0) CountSkip("unexpected_input_format", dropped);
-    for (size_t next = 0; next < frames.size() && output_open;) {
-      const SlotRun run = ClaimSlots(frames.size() - next);
+  while (output_open) {
+    // Deterministic mode: receiving and claiming slots are one turn, so
+    // the slots follow the input's order.
+    if (ordered_ != nullptr) {
+      std::optional<bool> turn = co_await receive_turn_.Receive(load_meter());
+      if (!turn) break;  // Stop()
+    }
+    bool received =
+        co_await input_->ReceiveSome(frames, receive_max, load_meter());
+    if (received) {
+      // The records come from random reservoir slots, far out of cache:
+      // fetch the heads of all of them at once, before the format check
+      // reads them.
+      for (const Frame& frame : frames) frame.record.Prefetch();
+      DropOtherFormats(frames);
+      received = co_await ClaimRuns(frames.size(), runs);
+    }
+    if (ordered_ != nullptr) {
+      bool turn = true;
+      receive_turn_.TrySend(turn);
+    }
+    if (!received) break;
+    size_t next = 0;
+    for (const SlotRun& run : runs) {
       TensorBatch& batch = run.shared->batch;
       for (size_t slot = run.first; slot < run.first + run.count; ++slot) {
         const Frame& frame = frames[next++];
@@ -104,9 +143,8 @@ asio::awaitable<void> TensorGenerator::Build() {
         batch.set_game_id(slot, frame.game_id);
       }
       if (std::optional<TensorBatch> full = FinishSlots(run)) {
-        RecordBatch(*full);
-        output_open = co_await output_->Send(std::move(*full).ToTypedBatch(),
-                                             load_meter());
+        output_open = co_await Emit(run.shared->number, std::move(*full));
+        if (!output_open) break;
       }
     }
     since_yield += frames.size();
@@ -118,10 +156,46 @@ asio::awaitable<void> TensorGenerator::Build() {
                           asio::use_awaitable);
     }
   }
-  if (std::optional<TensorBatch> remainder = TakeRemainder()) {
-    RecordBatch(*remainder);
-    co_await output_->Send(std::move(*remainder).ToTypedBatch(), load_meter());
+  if (std::shared_ptr<SharedBatch> remainder = TakeRemainder()) {
+    co_await Emit(remainder->number, std::move(remainder->batch));
   }
+}
+
+asio::awaitable<bool> TensorGenerator::ClaimRuns(size_t count,
+                                                 std::vector<SlotRun>& runs) {
+  runs.clear();
+  // In deterministic mode only the turn holder claims, and it takes at most
+  // batch_size frames, so at most one batch opens here: its place in the
+  // ordered output is reserved first, while this coroutine holds no slot
+  // it has not written (the batches before it can all complete).
+  if (ordered_ != nullptr && OpensABatch(count) &&
+      !co_await ordered_->Reserve(load_meter())) {
+    co_return false;
+  }
+  for (size_t claimed = 0; claimed < count;) {
+    runs.push_back(ClaimSlots(count - claimed));
+    claimed += runs.back().count;
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> TensorGenerator::Emit(uint64_t number,
+                                            TensorBatch batch) {
+  RecordBatch(batch);
+  if (ordered_ == nullptr) {
+    co_return co_await output_->Send(std::move(batch).ToTypedBatch(),
+                                     load_meter());
+  }
+  std::vector<TypedBatch> out;
+  out.push_back(std::move(batch).ToTypedBatch());
+  co_return co_await ordered_->Put(number, std::move(out), load_meter());
+}
+
+bool TensorGenerator::OpensABatch(size_t count) {
+  std::lock_guard lock(fill_mu_);
+  const size_t room =
+      open_ == nullptr ? 0 : config_.batch_size() - open_->claimed;
+  return count > room;
 }
 
 TensorGenerator::SlotRun TensorGenerator::ClaimSlots(size_t wanted) {
@@ -132,6 +206,7 @@ TensorGenerator::SlotRun TensorGenerator::ClaimSlots(size_t wanted) {
         TensorBatch::Create(batch_size, buffers_);
     if (!batch.ok()) throw std::runtime_error(batch.status().ToString());
     open_ = std::make_shared<SharedBatch>(std::move(*batch));
+    open_->number = next_batch_number_++;
   }
   SlotRun run{.shared = open_,
               .first = open_->claimed,
@@ -148,13 +223,13 @@ std::optional<TensorBatch> TensorGenerator::FinishSlots(const SlotRun& run) {
   return std::move(run.shared->batch);
 }
 
-std::optional<TensorBatch> TensorGenerator::TakeRemainder() {
+std::shared_ptr<TensorGenerator::SharedBatch> TensorGenerator::TakeRemainder() {
   std::lock_guard lock(fill_mu_);
-  if (--running_ > 0 || open_ == nullptr) return std::nullopt;
+  if (--running_ > 0 || open_ == nullptr) return nullptr;
   // Every coroutine has left its loop, so every claimed slot is written.
-  const std::shared_ptr<SharedBatch> shared = std::move(open_);
+  std::shared_ptr<SharedBatch> shared = std::move(open_);
   shared->batch.Truncate(shared->filled);
-  return std::move(shared->batch);
+  return shared;
 }
 
 void TensorGenerator::RecordBatch(const TensorBatch& batch) {

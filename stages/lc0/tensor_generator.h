@@ -22,6 +22,11 @@
 //   of its slots), so only one batch is being written at a time: few batch
 //   buffers take turns, and the next one written is often still in cache.
 //   With parallelism 1 the positions keep the input's order.
+// - Deterministic mode (DataLoaderConfig.deterministic): receiving frames
+//   and claiming their slots is one turn the coroutines take in order, and
+//   batches go out in the order they were opened (engine/ordered_output.h):
+//   batch k holds frames [kB, (k+1)B) of the input, in order, whatever the
+//   parallelism and the thread count.
 // - Frames of another input format than `input_format` are dropped and
 //   counted (`unexpected_input_format`).
 // - Metrics: batches, positions, and shuffle quality over the last
@@ -66,6 +71,7 @@ class TensorGenerator final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  void Stop() override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -85,8 +91,9 @@ class TensorGenerator final : public Stage {
   struct SharedBatch {
     explicit SharedBatch(TensorBatch batch) : batch(std::move(batch)) {}
     TensorBatch batch;
-    size_t claimed = 0;  // slots handed out
-    size_t filled = 0;   // slots written
+    uint64_t number = 0;  // batches opened before this one
+    size_t claimed = 0;   // slots handed out
+    size_t filled = 0;    // slots written
   };
   // Slots [first, first + count) of `shared`, claimed by one coroutine.
   struct SlotRun {
@@ -99,23 +106,40 @@ class TensorGenerator final : public Stage {
                   const TensorGeneratorConfig& config, TensorExpander expander,
                   Channel<Frame>* input);
   asio::awaitable<void> Build();
+  // Drops the frames whose input format is not ours, counting them.
+  void DropOtherFormats(std::vector<Frame>& frames);
+  // Claims slots for `count` frames into `runs` (runs of the open batch and
+  // of new ones); in deterministic mode (count <= batch_size) a new batch
+  // first reserves its place in the ordered output. False once the stage
+  // is stopping.
+  asio::awaitable<bool> ClaimRuns(size_t count, std::vector<SlotRun>& runs);
+  // True when `count` slots are more than the open batch has left.
+  bool OpensABatch(size_t count);
+  // Hands batch `number` on: in order in deterministic mode. False once the
+  // output is closed.
+  asio::awaitable<bool> Emit(uint64_t number, TensorBatch batch);
   // Claims up to `wanted` (at least 1) slots of the open batch, opening a
   // new one when there is none. Throws when no buffer can be allocated.
   SlotRun ClaimSlots(size_t wanted);
   // Marks `run` written; returns its batch once every slot of it is.
   std::optional<TensorBatch> FinishSlots(const SlotRun& run);
-  // For the last coroutine when the input ended: the open batch's written
-  // slots as a partial batch, if any.
-  std::optional<TensorBatch> TakeRemainder();
+  // For the last coroutine when the input ended: the open batch, cut to its
+  // written slots, if any.
+  std::shared_ptr<SharedBatch> TakeRemainder();
   void RecordBatch(const TensorBatch& batch);
 
   const TensorGeneratorConfig config_;
   const TensorExpander expander_;
   Channel<Frame>* const input_;
   Channel<TypedBatch>* const output_;
+  // Deterministic mode: the batches in order, and the turn to receive and
+  // claim (a token). Else nullptr.
+  OrderedOutput<TypedBatch>* const ordered_;
+  Channel<bool> receive_turn_;
   const std::shared_ptr<BatchBufferPool> buffers_;
   std::mutex fill_mu_;
   std::shared_ptr<SharedBatch> open_;  // guarded by fill_mu_
+  uint64_t next_batch_number_ = 0;     // guarded by fill_mu_
   int running_ = 0;                    // coroutines; guarded by fill_mu_
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_

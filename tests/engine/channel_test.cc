@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "asio/io_context.hpp"
@@ -200,6 +201,63 @@ TEST(ChannelTest, ReceiveSomeResumesSuspendedSenders) {
   std::vector<int> expected(12);
   for (int i = 0; i < 12; ++i) expected[i] = i;
   EXPECT_EQ(items, expected);
+}
+
+// Each receiver records (position, item) of what it took.
+asio::awaitable<void> ReceiveNumberedAll(
+    IntChannel& channel, std::vector<std::pair<uint64_t, int>>& out) {
+  while (std::optional<Numbered<int>> got =
+             co_await channel.ReceiveNumbered()) {
+    out.emplace_back(got->position, got->item);
+  }
+}
+
+TEST(ChannelTest, NumberedReceivesTellEachItemsPlaceWhoeverTakesIt) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 4);
+  std::vector<std::pair<uint64_t, int>> first, second;
+  runner.Spawn(SendRange(channel, 0, 1000, /*close_after=*/true));
+  runner.Spawn(ReceiveNumberedAll(channel, first));
+  runner.Spawn(ReceiveNumberedAll(channel, second));
+  runner.RunToCompletion(2);
+  std::vector<std::pair<uint64_t, int>> all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  ASSERT_EQ(all.size(), 1000u);
+  EXPECT_FALSE(first.empty());
+  EXPECT_FALSE(second.empty());
+  // One producer: the item sent i-th is the one received at position i.
+  for (const auto& [position, item] : all) {
+    EXPECT_EQ(position, static_cast<uint64_t>(item));
+  }
+}
+
+TEST(ChannelTest, ReceiveSomeTellsThePlaceOfItsFirstItem) {
+  IntChannel channel("output", 16);
+  for (int i = 0; i < 10; ++i) {
+    int item = i;
+    ASSERT_TRUE(channel.TrySend(item));
+  }
+  channel.Close();
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  std::vector<std::pair<uint64_t, std::vector<int>>> takes;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    EXPECT_EQ(channel.TryReceive(), 0);  // position 0
+    std::vector<int> items;
+    uint64_t first = 99;
+    while (co_await channel.ReceiveSome(items, 4, nullptr, &first)) {
+      takes.emplace_back(first, items);
+      items.clear();
+    }
+  });
+  runner.RunToCompletion();
+  ASSERT_EQ(takes.size(), 3u);
+  EXPECT_EQ(takes[0].first, 1u);
+  EXPECT_EQ(takes[0].second, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(takes[1].first, 5u);
+  EXPECT_EQ(takes[2].first, 9u);
+  EXPECT_EQ(takes[2].second, (std::vector<int>{9}));
 }
 
 TEST(ChannelTest, CancelDiscardsBufferedItems) {

@@ -10,7 +10,8 @@ from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
 
 def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
-                 threads=None, input_format=None):
+                 threads=None, input_format=None, rank=0, world_size=1,
+                 deterministic=False):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -21,6 +22,12 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     keep the defaults of proto/examples/lc0_{train,eval}.textproto;
     `threads` 0 means one per core. A bad option raises ConfigError (a
     ValueError).
+
+    Data-parallel training runs one loader per process: `rank` of
+    `world_size` reads only its shard (disjoint shards that together hold
+    every chunk, each rank within a chunk per tar of its share).
+    `deterministic` gives the same batches at any thread count (see
+    docs/guarantees.md).
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -31,7 +38,20 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
             raise ConfigError(f"lc0 pipeline: {name} must be >= 0, "
                               f"not {value}")
     return DataLoaderConfig.FromString(
-        _sluice.lc0_pipeline(directories, mode, **options))
+        _sluice.lc0_pipeline(directories, mode, **options,
+                             **_data_parallel("lc0", rank, world_size,
+                                              deterministic)))
+
+
+def _data_parallel(pipeline, rank, world_size, deterministic):
+    if world_size < 1:
+        raise ConfigError(f"{pipeline} pipeline: world_size must be >= 1, "
+                          f"not {world_size}")
+    if not 0 <= rank < world_size:
+        raise ConfigError(f"{pipeline} pipeline: rank must be in [0, "
+                          f"world_size={world_size}), not {rank}")
+    return dict(rank=rank, world_size=world_size,
+                deterministic=bool(deterministic))
 
 
 def _directories(paths):
@@ -43,7 +63,8 @@ def _directories(paths):
 def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    n_fft=400, hop_length=160, n_mels=64, batch_size=256,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
-                   audio_column="audio", label_column="label"):
+                   audio_column="audio", label_column="label", rank=0,
+                   world_size=1, deterministic=False):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -72,6 +93,10 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     cannot be decoded are skipped and counted by reason in the metrics of
     the "decoder" stage. `threads` 0 means one per core. A bad option
     raises ConfigError (a ValueError) naming it.
+
+    `rank` of `world_size` reads only its shard: of each file one
+    contiguous run of rows, the shards disjoint and together every row.
+    `deterministic` gives the same batches at any thread count.
     """
     directories = _directories(paths)
     options = dict(sample_rate=sample_rate, clip_seconds=clip_seconds,
@@ -87,7 +112,9 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     return DataLoaderConfig.FromString(
         _sluice.audio_pipeline(directories, mode, **options,
                                audio_column=audio_column,
-                               label_column=label_column))
+                               label_column=label_column,
+                               **_data_parallel("audio", rank, world_size,
+                                                deterministic)))
 
 
 def generate_audio(directory, clips, *, classes=8, files=1,

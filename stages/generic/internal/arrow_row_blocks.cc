@@ -169,8 +169,8 @@ ExampleBlock MakeBlock(const std::shared_ptr<const RecordBatch>& batch,
 
 }  // namespace
 
-void AppendRowBlocks(std::shared_ptr<const RecordBatch> batch, int64_t rows,
-                     std::span<const ArrowColumnPlan> plans,
+void AppendRowBlocks(std::shared_ptr<const RecordBatch> batch, int64_t begin,
+                     int64_t end, std::span<const ArrowColumnPlan> plans,
                      const RowBlockOptions& options,
                      const RowSkipFunction& skip,
                      std::vector<ExampleBlock>& out) {
@@ -202,22 +202,22 @@ void AppendRowBlocks(std::shared_ptr<const RecordBatch> batch, int64_t rows,
         column.has_nulls || column.variable || fixed_list_too_large;
     columns.push_back(std::move(column));
   }
-  if (rows <= 0) return;
+  if (end <= begin) return;
   if (!per_row_checks) {
-    out.push_back(MakeBlock(batch, columns, 0, rows, options));
+    out.push_back(MakeBlock(batch, columns, begin, end, options));
     return;
   }
   // Runs of good rows with equal value lengths.
   int64_t start = -1;
   std::vector<int64_t> run_lengths(columns.size());
   std::vector<int64_t> lengths(columns.size());
-  const auto flush = [&](int64_t end) {
-    if (start >= 0 && end > start) {
-      out.push_back(MakeBlock(batch, columns, start, end, options));
+  const auto flush = [&](int64_t stop) {
+    if (start >= 0 && stop > start) {
+      out.push_back(MakeBlock(batch, columns, start, stop, options));
     }
     start = -1;
   };
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t row = begin; row < end; ++row) {
     const ArrowColumnPlan* fault = nullptr;
     std::string_view problem;
     for (const ColumnCursor& column : columns) {
@@ -241,7 +241,7 @@ void AppendRowBlocks(std::shared_ptr<const RecordBatch> batch, int64_t rows,
       run_lengths = lengths;
     }
   }
-  flush(rows);
+  flush(end);
 }
 
 }  // namespace sluice

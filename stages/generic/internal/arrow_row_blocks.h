@@ -33,14 +33,15 @@ struct RowBlockOptions {
 using RowSkipFunction = std::function<void(
     std::string_view reason, const ArrowColumnPlan& plan, int64_t row)>;
 
-// Appends to `out` the blocks of rows [0, rows) of `*batch` (rows <=
+// Appends to `out` the blocks of rows [begin, end) of `*batch` (end <=
 // num_rows): one column per plan in order, then "index" and "seed" (int64
 // scalars). Values of the batch's memory are views sharing `batch`;
 // converted values (bool, uint16/uint32 widened to int64, index, seed) live
 // in one buffer per block. Rows the per-row output would skip are skipped
 // here too, each reported to `skip`, and they end a block.
 void AppendRowBlocks(std::shared_ptr<const io::arrow::RecordBatch> batch,
-                     int64_t rows, std::span<const ArrowColumnPlan> plans,
+                     int64_t begin, int64_t end,
+                     std::span<const ArrowColumnPlan> plans,
                      const RowBlockOptions& options,
                      const RowSkipFunction& skip,
                      std::vector<ExampleBlock>& out);

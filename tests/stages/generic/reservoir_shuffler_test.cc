@@ -161,6 +161,61 @@ TEST(ReservoirShufflerTest, RunGrowsWhileOutputIsFull) {
   EXPECT_EQ(out, Iota(10));
 }
 
+TEST(ReservoirShufflerTest, DeterministicScheduleGrowsByHalfTheInput) {
+  Shuffler shuffler(/*size=*/10, /*min_fill=*/4, /*seed=*/1,
+                    /*deterministic=*/true);
+  // Below min_fill nothing counts; from min_fill on, the allowed residents
+  // grow by one per two items taken in, up to size.
+  std::vector<uint64_t> allowed;
+  for (int i = 0; i < 20; ++i) {
+    shuffler.Admit(i);
+    const uint64_t now = shuffler.ScheduledResidents();
+    while (shuffler.residents() > now) shuffler.TakeRandom();
+    allowed.push_back(now);
+  }
+  EXPECT_EQ(allowed,
+            (std::vector<uint64_t>{4, 4, 4, 4, 5,  5,  6,  6,  7,  7,
+                                   8, 8, 9, 9, 10, 10, 10, 10, 10, 10}));
+}
+
+// The output of a deterministic shuffler of 0..199 whose output channel
+// holds `room` items, drained only once the input has ended.
+std::vector<int> DeterministicRun(size_t room, bool drain_as_it_goes) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  Channel<int> input("input", 256);
+  Channel<int> output("output", room);
+  Shuffler shuffler(/*size=*/32, /*min_fill=*/8, /*seed=*/5,
+                    /*deterministic=*/true);
+  runner.Spawn(shuffler.Run(&input, &output, nullptr));
+  for (int i = 0; i < 200; ++i) {
+    int item = i;
+    EXPECT_TRUE(input.TrySend(item));
+  }
+  input.Close();
+  std::vector<int> out;
+  for (int step = 0; step < 100000 && out.size() < 200; ++step) {
+    io.poll();
+    if (drain_as_it_goes || step % 50 == 49) {
+      while (std::optional<int> item = output.TryReceive()) {
+        out.push_back(*item);
+      }
+    }
+  }
+  runner.RunToCompletion();
+  return out;
+}
+
+TEST(ReservoirShufflerTest, DeterministicOutputDoesNotDependOnOutputRoom) {
+  const std::vector<int> reference = DeterministicRun(1, true);
+  ASSERT_EQ(reference.size(), 200u);
+  EXPECT_EQ(DeterministicRun(256, true), reference);
+  EXPECT_EQ(DeterministicRun(3, false), reference);
+  std::vector<int> sorted = reference;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, Iota(200));
+}
+
 TEST(ReservoirShufflerTest, RunReturnsWhenOutputIsCancelled) {
   asio::io_context io;
   CoroutineRunner runner(io);

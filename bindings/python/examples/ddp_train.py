@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Data-parallel training on CPU with one sluice loader per rank.
+
+    torchrun --nproc_per_node 2 bindings/python/examples/ddp_train.py \\
+        [DATA_DIR] [--steps 50]
+
+(with PYTHONPATH=out/release/bindings/python and Debian's python3, whose
+torch has the gloo backend; with Debian's torch on Python 3.11+ add
+``--redirects 1 --tee 1``: its torchrun cannot parse the default
+``--redirects 0``). Each process is one rank of a
+torch.distributed gloo group; its sluice pipeline reads only its shard of
+the lc0 data (``rank=`` and ``world_size=`` of sluice.lc0_pipeline: the
+shards are disjoint and together hold every chunk), and DistributedDataParallel
+averages the gradients. Without DATA_DIR, rank 0 generates 200 synthetic
+games into a temporary directory that every rank then reads. After
+training, every rank runs one eval pass over its shard; the positions of
+all ranks add up to the whole data set, which rank 0 checks and prints.
+"""
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+import sluice
+
+
+class ResultNet(nn.Module):
+    """Predicts the game result (W/D/L) from the 112 input planes."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d(112, 16, 3, padding=1), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 3))
+
+    def forward(self, planes):
+        return self.net(planes)
+
+
+def shared_data_dir(args, rank):
+    """DATA_DIR, or a directory rank 0 fills with generated games."""
+    holder = [args.data_dir]
+    if args.data_dir is None and rank == 0:
+        holder = [tempfile.mkdtemp(prefix="sluice_ddp_")]
+        sluice.generate_games(holder[0], 200, seed=5, tar=True,
+                              games_per_tar=50)
+    dist.broadcast_object_list(holder, src=0)
+    return holder[0]
+
+
+def train(model, directory, rank, world_size, args):
+    config = sluice.lc0_pipeline(
+        directory, batch_size=args.batch_size, reservoir=20000,
+        min_fill=2000, threads=args.threads, seed=args.seed, rank=rank,
+        world_size=world_size)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    loss_fn = nn.CrossEntropyLoss()
+    started = time.monotonic()
+    with sluice.DataLoader(config) as loader:
+        for step, batch in enumerate(loader, start=1):
+            planes = torch.from_numpy(batch.planes)
+            target = torch.from_numpy(batch.winner).argmax(dim=1)
+            optimizer.zero_grad()
+            loss = loss_fn(model(planes), target)
+            loss.backward()  # DDP averages the gradients of every rank
+            optimizer.step()
+            if step % 10 == 0 or step == args.steps:
+                rate = step * args.batch_size / (time.monotonic() - started)
+                print(f"rank {rank}: step {step} loss {loss.item():.3f} "
+                      f"({rate:,.0f} positions/s)", flush=True)
+            if step == args.steps:
+                break
+
+
+def evaluate(model, directory, rank, world_size, args):
+    """One eval pass over this rank's shard; returns (positions, correct)."""
+    config = sluice.lc0_pipeline(
+        directory, mode="eval", batch_size=args.batch_size,
+        threads=args.threads, rank=rank, world_size=world_size)
+    positions = correct = 0
+    model.eval()
+    with torch.no_grad(), sluice.DataLoader(config) as loader:
+        for batch in loader:
+            predicted = model(torch.from_numpy(batch.planes)).argmax(dim=1)
+            target = torch.from_numpy(batch.winner).argmax(dim=1)
+            positions += len(target)
+            correct += int((predicted == target).sum())
+    return positions, correct
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?")
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="sluice worker threads per rank")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    dist.init_process_group("gloo")
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(args.seed)  # the same initial weights on every rank
+    torch.set_num_threads(1)
+    directory = shared_data_dir(args, rank)
+    model = nn.parallel.DistributedDataParallel(ResultNet())
+    train(model, directory, rank, world_size, args)
+
+    positions, correct = evaluate(model.module, directory, rank, world_size,
+                                  args)
+    print(f"rank {rank}: eval shard {positions} positions", flush=True)
+    totals = torch.tensor([positions, correct], dtype=torch.int64)
+    dist.all_reduce(totals)
+    if rank == 0:
+        total, right = int(totals[0]), int(totals[1])
+        everything = 0
+        config = sluice.lc0_pipeline(directory, mode="eval",
+                                     batch_size=args.batch_size)
+        with sluice.DataLoader(config) as loader:
+            everything = sum(len(batch.winner) for batch in loader)
+        print(f"eval: {total} positions over {world_size} ranks "
+              f"(the data set has {everything}), accuracy "
+              f"{right / max(total, 1):.3f}", flush=True)
+        if total != everything:
+            raise SystemExit("the ranks' shards do not add up to the data")
+    dist.barrier()
+    if args.data_dir is None and rank == 0:
+        shutil.rmtree(directory, ignore_errors=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+// Deterministic mode (DataLoaderConfig.deterministic) and ranks
+// (rank / world_size) on whole pipelines: the lc0 train and eval pipelines
+// and the audio train and eval pipelines give the same batches, byte for
+// byte, at every thread count and stage parallelism; the ranks of an eval
+// pass partition the data exactly.
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bindings/cli/audio_data.h"
+#include "engine/data_loader.h"
+#include "engine/stable_hash.h"
+#include "engine/typed_batch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stages/audio/default_pipeline.h"
+#include "stages/lc0/default_pipeline.h"
+#include "stages/stage_factory.h"
+#include "tests/reliability/data_set.h"
+#include "tests/testing/pipeline_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The hash of a batch: every tensor's name, dtype, shape and bytes.
+uint64_t BatchHash(const TypedBatch& batch) {
+  uint64_t hash = Fnv1a64("batch");
+  for (const BatchTensor& tensor : batch.tensors()) {
+    hash = HashCombine(hash, Fnv1a64(tensor.name));
+    hash = HashCombine(hash, static_cast<uint64_t>(tensor.dtype));
+    for (int64_t dimension : tensor.shape) {
+      hash = HashCombine(hash, static_cast<uint64_t>(dimension));
+    }
+    hash = HashCombine(
+        hash, Fnv1a64(std::string_view(
+                  reinterpret_cast<const char*>(tensor.data), tensor.bytes)));
+  }
+  return hash;
+}
+
+// The hashes of the first `limit` batches (all of them for a finite
+// pipeline: limit 0).
+std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
+                                  size_t limit) {
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  loader.Start();
+  std::vector<uint64_t> hashes;
+  while (limit == 0 || hashes.size() < limit) {
+    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
+    if (!batch) break;
+    hashes.push_back(BatchHash(*batch));
+  }
+  loader.Stop();
+  return hashes;
+}
+
+// Thread counts and stage parallelism to compare.
+struct Shape {
+  uint32_t threads;
+  uint32_t parallelism;
+};
+constexpr Shape kShapes[] = {{1, 1}, {2, 2}, {4, 3}, {8, 4}};
+
+void SetParallelism(DataLoaderConfig& config, const Shape& shape) {
+  config.set_worker_threads(shape.threads);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_chunk_unpacker()) {
+      stage.mutable_chunk_unpacker()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_tensor_generator()) {
+      stage.mutable_tensor_generator()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_shuffling_chunk_pool()) {
+      stage.mutable_shuffling_chunk_pool()->set_reader_parallelism(
+          4 * shape.parallelism);
+    }
+    if (stage.has_audio_decoder()) {
+      stage.mutable_audio_decoder()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_spectrogram()) {
+      stage.mutable_spectrogram()->set_parallelism(shape.parallelism);
+    }
+  }
+}
+
+class Lc0DeterminismTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    lc0::testing::WriteDataSet(7, {.mode = lc0::OutputMode::kTar,
+                                   .dir = dir_->path(),
+                                   .games = 60,
+                                   .games_per_tar = 20});
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static DataLoaderConfig Config(lc0::PipelineMode mode) {
+    absl::StatusOr<DataLoaderConfig> config =
+        lc0::MakePipeline({.directories = {dir_->path()},
+                           .mode = mode,
+                           .batch_size = 64,
+                           .reservoir_size = 1500,
+                           .min_fill = 500,
+                           .seed = 11});
+    EXPECT_TRUE(config.ok()) << config.status();
+    config->set_deterministic(true);
+    return *config;
+  }
+
+  static testing::TempDir* dir_;
+};
+testing::TempDir* Lc0DeterminismTest::dir_ = nullptr;
+
+TEST_F(Lc0DeterminismTest, TrainBatchesAreTheSameAtAnyThreadCount) {
+  std::vector<uint64_t> first;
+  for (const Shape& shape : kShapes) {
+    DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+    SetParallelism(config, shape);
+    const std::vector<uint64_t> hashes = BatchHashes(config, 60);
+    ASSERT_EQ(hashes.size(), 60u);
+    if (first.empty()) {
+      first = hashes;
+      // Not all the same batch: the data does flow.
+      EXPECT_GT(std::set<uint64_t>(hashes.begin(), hashes.end()).size(), 50u);
+    } else {
+      EXPECT_EQ(hashes, first)
+          << shape.threads << " threads, parallelism " << shape.parallelism;
+    }
+  }
+}
+
+TEST_F(Lc0DeterminismTest, EvalBatchesAreTheSameAtAnyThreadCount) {
+  std::vector<uint64_t> first;
+  for (const Shape& shape : kShapes) {
+    DataLoaderConfig config = Config(lc0::PipelineMode::kEval);
+    SetParallelism(config, shape);
+    const std::vector<uint64_t> hashes = BatchHashes(config, 0);
+    ASSERT_FALSE(hashes.empty());
+    if (first.empty()) {
+      first = hashes;
+    } else {
+      EXPECT_EQ(hashes, first)
+          << shape.threads << " threads, parallelism " << shape.parallelism;
+    }
+  }
+}
+
+TEST_F(Lc0DeterminismTest, AnotherSeedGivesOtherBatches) {
+  DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  const std::vector<uint64_t> seeded = BatchHashes(config, 10);
+  config.set_seed(12);
+  EXPECT_NE(BatchHashes(config, 10), seeded);
+}
+
+TEST_F(Lc0DeterminismTest, RanksOfAnEvalPassPartitionThePositions) {
+  lc0::testing::HashCounts all;
+  {
+    DataLoader loader(CreateStage);
+    loader.Configure(Config(lc0::PipelineMode::kEval));
+    loader.Start();
+    lc0::testing::CountPositions(loader, "", &all);
+  }
+  for (uint32_t world_size : {2u, 3u}) {
+    lc0::testing::HashCounts together;
+    for (uint32_t rank = 0; rank < world_size; ++rank) {
+      DataLoaderConfig config = Config(lc0::PipelineMode::kEval);
+      config.set_rank(rank);
+      config.set_world_size(world_size);
+      DataLoader loader(CreateStage);
+      loader.Configure(config);
+      loader.Start();
+      lc0::testing::HashCounts shard;
+      lc0::testing::CountPositions(loader, "", &shard);
+      EXPECT_FALSE(shard.empty()) << "rank " << rank << " of " << world_size;
+      for (const auto& [hash, count] : shard) {
+        EXPECT_EQ(together.count(hash), 0u)
+            << "a position in two shards of " << world_size;
+      }
+      lc0::testing::AddCounts(shard, &together);
+    }
+    EXPECT_EQ(together, all) << "world_size " << world_size;
+  }
+}
+
+TEST(RankConfigTest, RankMustBeBelowWorldSizeAndSomeStageMustShard) {
+  testing::TempDir dir;
+  absl::StatusOr<DataLoaderConfig> config = lc0::MakePipeline(
+      {.directories = {dir.path()}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(config.ok());
+  config->set_world_size(2);
+  config->set_rank(2);
+  DataLoader loader(CreateStage);
+  try {
+    loader.Configure(*config);
+    FAIL() << "rank 2 of 2 was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("'rank' (2) must be below world_size"));
+  }
+  DataLoader counting(CreateStage);
+  try {
+    counting.Configure(testing::ParseConfig(
+        "world_size: 2 stage { name: 'n' counting_source { count: 3 } }"));
+    FAIL() << "a pipeline that cannot shard was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("no stage of this pipeline reads a "
+                                        "shard"));
+  }
+}
+
+class AudioDeterminismTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    absl::StatusOr<cli::AudioDataset> written =
+        cli::WriteAudioDataset({.dir = dir_->path(),
+                                .clips = 120,
+                                .classes = 4,
+                                .files = 2,
+                                .rows_per_batch = 16,
+                                .corrupt_every = 30});
+    ASSERT_TRUE(written.ok()) << written.status();
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static DataLoaderConfig Config(audio::PipelineMode mode) {
+    absl::StatusOr<DataLoaderConfig> config =
+        audio::MakePipeline({.directories = {dir_->path()},
+                             .mode = mode,
+                             .clip_seconds = 0.25,
+                             .n_mels = 16,
+                             .batch_size = 16,
+                             .shuffle_buffer = 64,
+                             .min_fill = 16,
+                             .seed = 3});
+    EXPECT_TRUE(config.ok()) << config.status();
+    config->set_deterministic(true);
+    return *config;
+  }
+
+  static testing::TempDir* dir_;
+};
+testing::TempDir* AudioDeterminismTest::dir_ = nullptr;
+
+TEST_F(AudioDeterminismTest, TrainAndEvalBatchesAreTheSameAtAnyThreadCount) {
+  for (audio::PipelineMode mode :
+       {audio::PipelineMode::kTrain, audio::PipelineMode::kEval}) {
+    const size_t limit = mode == audio::PipelineMode::kTrain ? 20 : 0;
+    std::vector<uint64_t> first;
+    for (const Shape& shape : kShapes) {
+      DataLoaderConfig config = Config(mode);
+      SetParallelism(config, shape);
+      const std::vector<uint64_t> hashes = BatchHashes(config, limit);
+      ASSERT_FALSE(hashes.empty());
+      if (first.empty()) {
+        first = hashes;
+      } else {
+        EXPECT_EQ(hashes, first)
+            << (mode == audio::PipelineMode::kTrain ? "train" : "eval") << ", "
+            << shape.threads << " threads, parallelism " << shape.parallelism;
+      }
+    }
+  }
+}
+
+// The `index` values of every batch of an eval pass.
+std::multiset<int64_t> EvalIndexes(const DataLoaderConfig& config) {
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  loader.Start();
+  std::multiset<int64_t> indexes;
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    const BatchTensor* index = batch->Find("index");
+    EXPECT_NE(index, nullptr);
+    if (index == nullptr) break;
+    const auto* values = static_cast<const int64_t*>(index->data);
+    indexes.insert(values, values + batch->size());
+  }
+  loader.Stop();
+  return indexes;
+}
+
+TEST_F(AudioDeterminismTest, RanksOfAnEvalPassPartitionTheClips) {
+  const std::multiset<int64_t> all =
+      EvalIndexes(Config(audio::PipelineMode::kEval));
+  ASSERT_GT(all.size(), 100u);
+  for (uint32_t world_size : {2u, 3u}) {
+    std::multiset<int64_t> together;
+    for (uint32_t rank = 0; rank < world_size; ++rank) {
+      DataLoaderConfig config = Config(audio::PipelineMode::kEval);
+      config.set_rank(rank);
+      config.set_world_size(world_size);
+      const std::multiset<int64_t> shard = EvalIndexes(config);
+      // Each rank's share, within a clip per file (and the damaged ones).
+      EXPECT_NEAR(static_cast<double>(shard.size()),
+                  static_cast<double>(all.size()) / world_size, 6.0)
+          << "rank " << rank << " of " << world_size;
+      together.insert(shard.begin(), shard.end());
+    }
+    EXPECT_EQ(together, all) << "world_size " << world_size;
+  }
+}
+
+}  // namespace
+}  // namespace sluice
