@@ -5,6 +5,7 @@
 //
 //   if (ChunkRank(source.name(), index, world_size) != rank) skip;
 //   if (RowRank(file_name, row, rows_in_file, world_size) != rank) skip;
+//   RowRange mine = RowsOfRank(file_name, rows_in_file, rank, world_size);
 #ifndef SLUICE_ENGINE_RANK_SHARD_H_
 #define SLUICE_ENGINE_RANK_SHARD_H_
 
@@ -36,6 +37,28 @@ constexpr uint32_t RowRank(std::string_view name, uint64_t row, uint64_t rows,
   const auto run = static_cast<uint64_t>(static_cast<unsigned __int128>(row) *
                                          world_size / rows);
   return static_cast<uint32_t>((run + Fnv1a64(name) % world_size) % world_size);
+}
+
+// The rows [begin, end) of a file of `rows` rows that RowRank gives to
+// `rank`: its one contiguous run, found without visiting the rows (empty
+// when the file has fewer rows than ranks and none falls to this one).
+struct RowRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+constexpr RowRange RowsOfRank(std::string_view name, uint64_t rows,
+                              uint32_t rank, uint32_t world_size) {
+  // RowRank is (run + h) mod world_size with run = floor(row * W / rows):
+  // this rank reads run k, the rows from ceil(k * rows / W) up to
+  // ceil((k + 1) * rows / W).
+  const uint64_t h = Fnv1a64(name) % world_size;
+  const uint64_t k = (rank + world_size - h) % world_size;
+  auto first_row_of_run = [&](uint64_t run) {
+    return static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(run) * rows + world_size - 1) /
+        world_size);
+  };
+  return {first_row_of_run(k), first_row_of_run(k + 1)};
 }
 
 }  // namespace sluice

@@ -623,26 +623,18 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
   co_return co_await batches_.Send(std::move(loaded), load_meter());
 }
 
-std::vector<std::pair<int64_t, int64_t>> ArrowSource::RankRuns(
+std::pair<int64_t, int64_t> ArrowSource::RankRows(
     const LoadedBatch& loaded) const {
-  std::vector<std::pair<int64_t, int64_t>> runs;
-  if (world_size_ <= 1) {
-    runs.emplace_back(0, loaded.rows);
-    return runs;
-  }
-  const std::string name =
-      std::filesystem::path(loaded.file->path).filename().string();
-  const auto rows = static_cast<uint64_t>(loaded.file->rows);
-  for (int64_t r = 0; r < loaded.rows; ++r) {
-    const auto file_row = static_cast<uint64_t>(loaded.first_row + r);
-    if (RowRank(name, file_row, rows, world_size_) != rank_) continue;
-    if (!runs.empty() && runs.back().second == r) {
-      ++runs.back().second;
-    } else {
-      runs.emplace_back(r, r + 1);
-    }
-  }
-  return runs;
+  if (world_size_ <= 1) return {0, loaded.rows};
+  const RowRange mine =
+      RowsOfRank(std::filesystem::path(loaded.file->path).filename().string(),
+                 static_cast<uint64_t>(loaded.file->rows), rank_, world_size_);
+  const auto first = static_cast<uint64_t>(loaded.first_row);
+  const auto last = first + static_cast<uint64_t>(loaded.rows);
+  const uint64_t begin = std::clamp(mine.begin, first, last);
+  const uint64_t end = std::clamp(mine.end, begin, last);
+  return {static_cast<int64_t>(begin - first),
+          static_cast<int64_t>(end - first)};
 }
 
 asio::awaitable<void> ArrowSource::Emit() {
@@ -656,87 +648,85 @@ asio::awaitable<void> ArrowSource::Emit() {
     for (const ColumnPlan& plan : file.plan) {
       chains.push_back(ColumnChain(batch, plan));
     }
-    for (const auto& [begin, end] : RankRuns(*loaded)) {
-      for (int64_t r = begin; r < end; ++r) {
-        Example example;
-        example.Reserve(file.plan.size() + 2);  // the columns, index, seed
-        std::string_view skip;
-        const ColumnPlan* skipped = nullptr;
-        for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
-          const ColumnPlan& plan = file.plan[c];
-          const std::vector<const ArrayView*>& chain = chains[c];
-          if (std::any_of(chain.begin(), chain.end(),
-                          [r](const ArrayView* a) { return a->IsNull(r); })) {
-            skip = "null_value";
-            skipped = &plan;
+    const auto [rank_begin, rank_end] = RankRows(*loaded);
+    for (int64_t r = rank_begin; r < rank_end; ++r) {
+      Example example;
+      example.Reserve(file.plan.size() + 2);  // the columns, index, seed
+      std::string_view skip;
+      const ColumnPlan* skipped = nullptr;
+      for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
+        const ColumnPlan& plan = file.plan[c];
+        const std::vector<const ArrayView*>& chain = chains[c];
+        if (std::any_of(chain.begin(), chain.end(),
+                        [r](const ArrayView* a) { return a->IsNull(r); })) {
+          skip = "null_value";
+          skipped = &plan;
+          break;
+        }
+        const ArrayView& array = *chain.back();
+        switch (plan.kind) {
+          case ColumnPlan::Kind::kBytes: {
+            const std::span<const std::byte> value = array.Binary(r);
+            if (max_bytes > 0 && value.size() > max_bytes) {
+              skip = "value_too_large";
+              skipped = &plan;
+              break;
+            }
+            example.Set(plan.field,
+                        ExampleField::View(DType::kUInt8,
+                                           {static_cast<int64_t>(value.size())},
+                                           value, loaded->batch));
             break;
           }
-          const ArrayView& array = *chain.back();
-          switch (plan.kind) {
-            case ColumnPlan::Kind::kBytes: {
-              const std::span<const std::byte> value = array.Binary(r);
-              if (max_bytes > 0 && value.size() > max_bytes) {
-                skip = "value_too_large";
-                skipped = &plan;
-                break;
-              }
-              example.Set(plan.field, ExampleField::View(
-                                          DType::kUInt8,
-                                          {static_cast<int64_t>(value.size())},
-                                          value, loaded->batch));
-              break;
-            }
-            case ColumnPlan::Kind::kList: {
-              const auto [begin, end] = array.ListRange(r);
-              const ArrayView& values = array.child(0);
-              if (values.null_count() > 0) {
-                for (int64_t i = begin; i < end; ++i) {
-                  if (values.IsNull(i)) {
-                    skip = "null_value";
-                    skipped = &plan;
-                    break;
-                  }
+          case ColumnPlan::Kind::kList: {
+            const auto [begin, end] = array.ListRange(r);
+            const ArrayView& values = array.child(0);
+            if (values.null_count() > 0) {
+              for (int64_t i = begin; i < end; ++i) {
+                if (values.IsNull(i)) {
+                  skip = "null_value";
+                  skipped = &plan;
+                  break;
                 }
-                if (!skip.empty()) break;
               }
-              const size_t width = DTypeSize(plan.dtype);
-              const std::span<const std::byte> bytes =
-                  values.values_bytes().subspan(begin * width,
-                                                (end - begin) * width);
-              if (max_bytes > 0 && bytes.size() > max_bytes) {
-                skip = "value_too_large";
-                skipped = &plan;
-                break;
-              }
-              example.Set(plan.field,
-                          ExampleField::View(plan.dtype, {end - begin}, bytes,
-                                             loaded->batch));
+              if (!skip.empty()) break;
+            }
+            const size_t width = DTypeSize(plan.dtype);
+            const std::span<const std::byte> bytes =
+                values.values_bytes().subspan(begin * width,
+                                              (end - begin) * width);
+            if (max_bytes > 0 && bytes.size() > max_bytes) {
+              skip = "value_too_large";
+              skipped = &plan;
               break;
             }
-            case ColumnPlan::Kind::kBool:
-              example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
-              break;
-            case ColumnPlan::Kind::kScalar:
-              example.Set(plan.field, ScalarField(array, plan.type, r));
-              break;
+            example.Set(plan.field,
+                        ExampleField::View(plan.dtype, {end - begin}, bytes,
+                                           loaded->batch));
+            break;
           }
+          case ColumnPlan::Kind::kBool:
+            example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
+            break;
+          case ColumnPlan::Kind::kScalar:
+            example.Set(plan.field, ScalarField(array, plan.type, r));
+            break;
         }
-        const int64_t file_row = loaded->first_row + r;
-        if (!skip.empty()) {
-          SkipRow(skip, file, skipped->column, file_row);
-          continue;
-        }
-        const int64_t index = file.offset + file_row;
-        const uint64_t seed =
-            train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
-        example.Set(kIndexField, ExampleField::Scalar(index));
-        example.Set(kSeedField,
-                    ExampleField::Scalar(static_cast<int64_t>(seed)));
-        if (!co_await output_->Send(std::move(example), load_meter())) {
-          co_return;
-        }
-        rows_emitted_.fetch_add(1, std::memory_order_relaxed);
       }
+      const int64_t file_row = loaded->first_row + r;
+      if (!skip.empty()) {
+        SkipRow(skip, file, skipped->column, file_row);
+        continue;
+      }
+      const int64_t index = file.offset + file_row;
+      const uint64_t seed =
+          train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
+      example.Set(kIndexField, ExampleField::Scalar(index));
+      example.Set(kSeedField, ExampleField::Scalar(static_cast<int64_t>(seed)));
+      if (!co_await output_->Send(std::move(example), load_meter())) {
+        co_return;
+      }
+      rows_emitted_.fetch_add(1, std::memory_order_relaxed);
     }
     loaded.reset();  // the examples keep the batch alive, not the emitter
     bool permit = true;
@@ -751,18 +741,17 @@ asio::awaitable<void> ArrowSource::EmitBlocks() {
     const DatasetFile& file = *loaded->file;
     const int64_t first_row = loaded->first_row;
     blocks.clear();
-    for (const auto& [begin, end] : RankRuns(*loaded)) {
-      AppendRowBlocks(
-          loaded->batch, begin, end, file.plan,
-          {.first_index = file.offset + first_row,
-           .train = config_.mode() == ArrowSourceConfig::TRAIN,
-           .pass_seed = loaded->pass_seed,
-           .max_value_bytes = config_.max_value_bytes()},
-          [&](std::string_view reason, const ColumnPlan& plan, int64_t row) {
-            SkipRow(reason, file, plan.column, first_row + row);
-          },
-          blocks);
-    }
+    const auto [rank_begin, rank_end] = RankRows(*loaded);
+    AppendRowBlocks(
+        std::move(loaded->batch), rank_begin, rank_end, file.plan,
+        {.first_index = file.offset + first_row,
+         .train = config_.mode() == ArrowSourceConfig::TRAIN,
+         .pass_seed = loaded->pass_seed,
+         .max_value_bytes = config_.max_value_bytes()},
+        [&](std::string_view reason, const ColumnPlan& plan, int64_t row) {
+          SkipRow(reason, file, plan.column, first_row + row);
+        },
+        blocks);
     loaded.reset();  // the blocks keep the batch alive, not the emitter
     for (ExampleBlock& block : blocks) {
       const int64_t rows = block.rows();

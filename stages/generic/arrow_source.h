@@ -117,10 +117,9 @@ class ArrowSource final : public Stage {
               Channel<DiscoveredFile>* input);
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
-  // The runs [begin, end) of rows of `loaded` (batch-relative) that belong
-  // to this rank: [0, rows) when world_size is 1.
-  std::vector<std::pair<int64_t, int64_t>> RankRuns(
-      const LoadedBatch& loaded) const;
+  // The rows [begin, end) of `loaded` (batch-relative) that belong to this
+  // rank: [0, rows) when world_size is 1, possibly empty otherwise.
+  std::pair<int64_t, int64_t> RankRows(const LoadedBatch& loaded) const;
   asio::awaitable<void> EmitBlocks();
   asio::awaitable<std::vector<std::string>> Discover();
   asio::awaitable<void> Survey(std::vector<std::string> paths);

@@ -76,6 +76,22 @@ TEST(RankShardTest, RowsOfAFileAreContiguousRunsWithinOneOfTheirShare) {
   }
 }
 
+TEST(RankShardTest, RowsOfRankAreExactlyTheRowsRowRankGivesIt) {
+  for (uint64_t rows : {1u, 2u, 7u, 1000u, 1001u}) {
+    for (uint32_t world_size : {1u, 2u, 3u, 8u}) {
+      for (uint32_t rank = 0; rank < world_size; ++rank) {
+        const RowRange mine = RowsOfRank("clips.arrow", rows, rank, world_size);
+        for (uint64_t row = 0; row < rows; ++row) {
+          EXPECT_EQ(row >= mine.begin && row < mine.end,
+                    RowRank("clips.arrow", row, rows, world_size) == rank)
+              << "row " << row << " of " << rows << ", rank " << rank << " of "
+              << world_size;
+        }
+      }
+    }
+  }
+}
+
 TEST(RankShardTest, SmallFilesStartAtDifferentRanks) {
   std::vector<int> first_rank(4);
   for (int f = 0; f < 40; ++f) {
