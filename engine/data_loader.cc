@@ -52,6 +52,22 @@ void DataLoader::Start() { ThrowIfError(pipeline_.Start()); }
 
 void DataLoader::Stop() { pipeline_.Stop(); }
 
+std::string DataLoader::Checkpoint() {
+  absl::StatusOr<LoaderCheckpoint> checkpoint = pipeline_.Checkpoint();
+  if (!checkpoint.ok())
+    throw ConfigError(std::string(checkpoint.status().message()));
+  return SerializeCheckpoint(*std::move(checkpoint));
+}
+
+void DataLoader::Resume(std::string_view checkpoint) {
+  absl::StatusOr<LoaderCheckpoint> parsed = ParseCheckpoint(checkpoint);
+  if (!parsed.ok()) {
+    throw ConfigError(absl::StrCat("resume: ", parsed.status().message()));
+  }
+  const absl::Status resumed = pipeline_.Resume(*parsed);
+  if (!resumed.ok()) throw ConfigError(std::string(resumed.message()));
+}
+
 std::vector<StageControlResponse> DataLoader::SendControlMessage(
     const StageControlRequest& request) {
   return pipeline_.SendControlMessage(request);

@@ -71,6 +71,13 @@ class DataLoader {
     return std::move(*result);
   }
 
+  // The checkpoint bytes of the running pipeline, between two batches
+  // (Pipeline::Checkpoint); throws ConfigError when it cannot take one.
+  std::string Checkpoint();
+  // Before Start(): continue from checkpoint bytes; throws ConfigError for
+  // damaged bytes, another config or a pipeline that cannot resume.
+  void Resume(std::string_view checkpoint);
+
   DataLoaderMetricsProto GetMetrics() { return pipeline_.GetMetrics(); }
   std::vector<StageControlResponse> SendControlMessage(
       const StageControlRequest& request);

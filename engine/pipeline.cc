@@ -4,16 +4,24 @@
 #include <exception>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "engine/log.h"
 #include "engine/metrics_accumulator.h"
+#include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace sluice {
 namespace {
 
 using google::protobuf::FieldDescriptor;
+
+// The LoaderCheckpoint.format this build writes and reads.
+constexpr uint32_t kCheckpointFormat = 1;
 
 // StageConfig fields numbered from here on are stage-specific configs.
 constexpr int kFirstStageTypeField = 100;
@@ -57,7 +65,63 @@ std::string DescribeException(std::exception_ptr error) {
   }
 }
 
+uint64_t DigestOf(const LoaderCheckpoint& checkpoint) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  checkpoint.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return Fnv1a64(bytes);
+}
+
+// Clears every field of `message` (recursively) whose name ends in
+// "parallelism": in deterministic mode they do not change the batches.
+void ClearParallelism(google::protobuf::Message& message) {
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const FieldDescriptor* field : fields) {
+    if (absl::EndsWith(field->name(), "parallelism")) {
+      reflection->ClearField(&message, field);
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+          ClearParallelism(
+              *reflection->MutableRepeatedMessage(&message, field, i));
+        }
+      } else {
+        ClearParallelism(*reflection->MutableMessage(&message, field));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::string SerializeCheckpoint(LoaderCheckpoint checkpoint) {
+  checkpoint.clear_digest();
+  checkpoint.set_digest(DigestOf(checkpoint));
+  return checkpoint.SerializeAsString();
+}
+
+absl::StatusOr<LoaderCheckpoint> ParseCheckpoint(std::string_view bytes) {
+  LoaderCheckpoint checkpoint;
+  if (bytes.empty() || !checkpoint.ParseFromArray(
+                           bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the checkpoint (", bytes.size(),
+        " bytes) does not parse: damaged, truncated or not a checkpoint"));
+  }
+  const uint64_t digest = checkpoint.digest();
+  checkpoint.clear_digest();
+  if (digest != DigestOf(checkpoint)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the checkpoint (", bytes.size(),
+                     " bytes) fails its digest check: damaged or truncated"));
+  }
+  return checkpoint;
+}
 
 Pipeline::Pipeline(StageFactory factory)
     : factory_(std::move(factory)),
@@ -142,6 +206,9 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
                        .world_size = options_.world_size()},
       std::move(inputs));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
+  if (context.inputs().size() == 1) {
+    created->set_upstream(OwnerOf(context.inputs()[0].channel));
+  }
   for (const QueueConfig& output : config.output()) {
     if (created->GetOutput(output.name()) == nullptr) {
       return absl::InvalidArgumentError(
@@ -171,7 +238,8 @@ absl::Status Pipeline::AddOutput(std::string_view spec) {
           absl::StrCat(who, ": alias '", alias, "' is used twice"));
     }
   }
-  outputs_.push_back({std::move(alias), channel});
+  outputs_.push_back({std::move(alias), channel, OwnerOf(channel)});
+  output_specs_.emplace_back(spec);
   return absl::OkStatus();
 }
 
@@ -202,6 +270,15 @@ absl::StatusOr<ChannelBase*> Pipeline::ResolveReference(
   return channel;
 }
 
+Stage* Pipeline::OwnerOf(const ChannelBase* channel) const {
+  for (const auto& stage : stages_) {
+    for (const std::string& name : stage->OutputNames()) {
+      if (stage->GetOutput(name) == channel) return stage.get();
+    }
+  }
+  return nullptr;
+}
+
 Stage* Pipeline::FindStage(std::string_view name) const {
   for (const auto& stage : stages_) {
     if (stage->name() == name) return stage.get();
@@ -220,7 +297,8 @@ absl::Status Pipeline::Start() {
     const Stage& last = *stages_.back();
     const std::vector<std::string> names = last.OutputNames();
     if (!names.empty()) {
-      outputs_.push_back({"", last.GetOutput(names.front())});
+      outputs_.push_back(
+          {"", last.GetOutput(names.front()), stages_.back().get()});
     }
   }
   executor_ = std::make_unique<Executor>(
@@ -233,6 +311,12 @@ absl::Status Pipeline::Start() {
       });
   state_ = State::kRunning;
   started_at_ = last_snapshot_at_ = std::chrono::steady_clock::now();
+  if (options_.deterministic() && outputs_.size() == 1) {
+    for (Stage* stage = outputs_.front().owner; stage != nullptr;
+         stage = stage->upstream()) {
+      stage->PrepareCheckpoints();
+    }
+  }
   const StageRuntime runtime{executor_.get(), tasks_.get()};
   for (const auto& stage : stages_) stage->Start(runtime);
   tasks_->Spawn("metrics", MetricsLoop());
@@ -343,6 +427,113 @@ DataLoaderMetricsProto Pipeline::GetMetrics() {
     metrics.set_error(std::string(failure.message()));
   }
   return metrics;
+}
+
+ChannelBase::TakeResult Pipeline::TakeAndDiscard(
+    std::chrono::nanoseconds timeout) {
+  if (outputs_.empty()) return ChannelBase::TakeResult::kEndOfStream;
+  ChannelBase* channel = outputs_.front().channel;
+  const ChannelBase::TakeResult taken = channel->TakeAndDiscard(timeout);
+  if (taken == ChannelBase::TakeResult::kItem) Delivered(channel);
+  return taken;
+}
+
+void Pipeline::Delivered(const ChannelBase* channel) {
+  if (outputs_.empty() || channel != outputs_.front().channel) return;
+  const uint64_t delivered = delivered_.fetch_add(1) + 1;
+  if (options_.deterministic() && outputs_.front().owner != nullptr) {
+    outputs_.front().owner->Acknowledge(delivered - resumed_at_);
+  }
+}
+
+DataLoaderConfig Pipeline::BatchDefiningConfig() const {
+  DataLoaderConfig config = options_;
+  config.clear_worker_threads();
+  config.clear_metrics_interval_seconds();
+  config.clear_use_io_uring();
+  for (const auto& stage : stage_configs_) *config.add_stage() = *stage;
+  for (const std::string& spec : output_specs_) config.add_output(spec);
+  ClearParallelism(config);
+  return config;
+}
+
+absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
+  if (state_ != State::kRunning) {
+    return absl::FailedPreconditionError(
+        "checkpoint: the pipeline is not running");
+  }
+  if (!options_.deterministic()) {
+    return absl::FailedPreconditionError(
+        "checkpoint: needs DataLoaderConfig.deterministic: true (only a "
+        "deterministic pipeline can be resumed exactly)");
+  }
+  if (absl::Status failure = status(); !failure.ok()) return failure;
+  if (outputs_.size() != 1 || outputs_.front().owner == nullptr) {
+    return absl::FailedPreconditionError(
+        "checkpoint: needs a pipeline with exactly one output");
+  }
+  LoaderCheckpoint checkpoint;
+  checkpoint.set_format(kCheckpointFormat);
+  *checkpoint.mutable_config() = BatchDefiningConfig();
+  checkpoint.set_batches(delivered_.load());
+  std::optional<ResumeRequest> request =
+      ResumeRequest{.from = checkpoint.batches() - resumed_at_};
+  for (Stage* stage = outputs_.front().owner; request.has_value();
+       stage = stage->upstream()) {
+    if (stage == nullptr) {
+      return absl::UnimplementedError(
+          "checkpoint: the first stage of the chain needs its input "
+          "replayed but has none");
+    }
+    StageCheckpoint& saved = *checkpoint.add_stage();
+    saved.set_name(stage->name());
+    SLUICE_ASSIGN_OR_RETURN(
+        request, stage->SaveCheckpoint(*request, saved.mutable_state()));
+  }
+  return checkpoint;
+}
+
+absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
+  if (state_ != State::kConfiguring) {
+    return absl::FailedPreconditionError(
+        "resume: the pipeline is already started; resume before Start()");
+  }
+  if (checkpoint.format() != kCheckpointFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "resume: checkpoint format ", checkpoint.format(),
+        " is not the format this build reads (", kCheckpointFormat, ")"));
+  }
+  if (!options_.deterministic()) {
+    return absl::FailedPreconditionError(
+        "resume: needs DataLoaderConfig.deterministic: true");
+  }
+  std::string difference;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&difference);
+  if (!differencer.Compare(checkpoint.config(), BatchDefiningConfig())) {
+    if (difference.size() > 400) difference.resize(400);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "resume: the checkpoint was taken with another config (checkpoint "
+        "-> this pipeline): ",
+        difference));
+  }
+  for (const StageCheckpoint& saved : checkpoint.stage()) {
+    Stage* stage = FindStage(saved.name());
+    if (stage == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resume: the checkpoint names stage '", saved.name(),
+                       "', which this pipeline does not have"));
+    }
+    if (absl::Status restored = stage->RestoreCheckpoint(saved.state());
+        !restored.ok()) {
+      return absl::Status(restored.code(),
+                          absl::StrCat("resume: stage '", saved.name(),
+                                       "': ", restored.message()));
+    }
+  }
+  delivered_.store(checkpoint.batches());
+  resumed_at_ = checkpoint.batches();
+  return absl::OkStatus();
 }
 
 std::vector<StageControlResponse> Pipeline::SendControlMessage(

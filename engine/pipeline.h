@@ -15,6 +15,7 @@
 #ifndef SLUICE_ENGINE_PIPELINE_H_
 #define SLUICE_ENGINE_PIPELINE_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -37,9 +38,16 @@
 #include "engine/task_group.h"
 #include "proto/data_loader_config.pb.h"
 #include "proto/data_loader_metrics.pb.h"
+#include "proto/loader_checkpoint.pb.h"
 #include "proto/stage_control.pb.h"
 
 namespace sluice {
+
+// The bytes of `checkpoint`, with its digest set.
+std::string SerializeCheckpoint(LoaderCheckpoint checkpoint);
+// The checkpoint in `bytes`; InvalidArgument when they do not parse or
+// their digest does not match (damaged, truncated or not a checkpoint).
+absl::StatusOr<LoaderCheckpoint> ParseCheckpoint(std::string_view bytes);
 
 // Builds one stage from its context (see stages/stage_factory.h).
 using StageFactory = std::function<absl::StatusOr<std::unique_ptr<Stage>>(
@@ -87,12 +95,35 @@ class Pipeline {
     if (absl::Status failure = status(); !failure.ok()) return failure;
     typename Channel<T>::GetResult result =
         static_cast<Channel<T>*>(*output)->Get(timeout);
+    if (result.kind == Channel<T>::GetResult::Kind::kItem) {
+      Delivered(*output);
+    }
     if (result.kind != Channel<T>::GetResult::Kind::kItem) {
       // An output ends early when the pipeline fails: report the failure.
       if (absl::Status failure = status(); !failure.ok()) return failure;
     }
     return result;
   }
+
+  // Checkpoints (deterministic mode only; docs/guarantees.md). Taken
+  // between two batches of the first output, from the thread that gets
+  // them: the state of every stage from the output up to the one that
+  // re-reads its sources, as references (engine/checkpoint.h), with the
+  // config. FailedPrecondition when not running or not deterministic;
+  // Unimplemented naming a stage that cannot be checkpointed.
+  absl::StatusOr<LoaderCheckpoint> Checkpoint();
+  // After Configure, before Start: continue from `checkpoint`. Refused
+  // (nothing started) when its format is unknown, when it was taken with
+  // another config (the error names the first difference) or names a stage
+  // this pipeline does not have.
+  absl::Status Resume(const LoaderCheckpoint& checkpoint);
+  // Items handed out by the first output so far (counting those handed
+  // out before the checkpoint this run resumed from).
+  uint64_t delivered() const { return delivered_.load(); }
+
+  // Waits up to `timeout` for the next item of the first output and drops
+  // it (for runners that only count batches); counted like GetNextFor.
+  ChannelBase::TakeResult TakeAndDiscard(std::chrono::nanoseconds timeout);
 
   // The latest metrics snapshot (taken every metrics interval, and at Stop).
   DataLoaderMetricsProto GetMetrics();
@@ -111,12 +142,21 @@ class Pipeline {
   struct Output {
     std::string alias;
     ChannelBase* channel;
+    Stage* owner;
   };
   enum class State { kConfiguring, kRunning, kStopped };
 
   absl::StatusOr<ChannelBase*> ResolveReference(std::string_view reference,
                                                 std::string_view who) const;
   Stage* FindStage(std::string_view name) const;
+  // The stage that owns output channel `channel` (nullptr if none).
+  Stage* OwnerOf(const ChannelBase* channel) const;
+  // Counts an item handed out by `channel` and acknowledges it upstream.
+  void Delivered(const ChannelBase* channel);
+  // The config the pipeline was built from, less the options that do not
+  // change its batches in deterministic mode (threads, metrics interval,
+  // io_uring, every *parallelism field).
+  DataLoaderConfig BatchDefiningConfig() const;
   void Fail(const std::string& owner, std::exception_ptr error);
   void AbortAll();
   asio::awaitable<void> MetricsLoop();
@@ -135,6 +175,11 @@ class Pipeline {
   std::vector<std::unique_ptr<Stage>> stages_;
   std::vector<std::unique_ptr<StageConfig>> stage_configs_;
   std::vector<Output> outputs_;
+  std::vector<std::string> output_specs_;
+  std::atomic<uint64_t> delivered_{0};
+  // Batches handed out before the checkpoint this run resumed from; stages
+  // count the items of this run only.
+  uint64_t resumed_at_ = 0;
 
   mutable std::mutex failure_mu_;
   absl::Status failure_;

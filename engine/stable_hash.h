@@ -65,6 +65,9 @@ class StableRandom {
     return static_cast<uint64_t>(product >> 64);
   }
 
+  // The whole state: StableRandom(state()) continues this sequence.
+  uint64_t state() const { return state_; }
+
   // Uniform in [0, 1) with 53 random bits.
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace sluice {
 
 Stage::Stage(const StageContext& context)
@@ -60,6 +62,17 @@ std::vector<std::string> Stage::OutputNames() const {
 std::optional<StageControlResponse> Stage::Control(
     const StageControlRequest& request) {
   return std::nullopt;
+}
+
+absl::StatusOr<std::optional<ResumeRequest>> Stage::SaveCheckpoint(
+    const ResumeRequest& downstream, std::string* state) {
+  return absl::UnimplementedError(
+      absl::StrCat("stage '", name_, "' (", type_, ") cannot be checkpointed"));
+}
+
+absl::Status Stage::RestoreCheckpoint(const std::string& state) {
+  return absl::UnimplementedError(absl::StrCat(
+      "stage '", name_, "' (", type_, ") cannot resume from a checkpoint"));
 }
 
 void Stage::SpawnWorkers(

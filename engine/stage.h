@@ -37,9 +37,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
 #include "engine/abort_signal.h"
 #include "engine/channel.h"
+#include "engine/checkpoint.h"
 #include "engine/executor.h"
 #include "engine/load_meter.h"
 #include "engine/ordered_output.h"
@@ -85,6 +87,35 @@ class Stage {
   // True for a stage that reads only this rank's shard of its data when
   // world_size > 1 (StageContext::rank()).
   virtual bool ShardsByRank() const { return false; }
+
+  // Checkpoints (deterministic mode; engine/checkpoint.h). Stages that keep
+  // state between items override the three below; a stage that keeps none
+  // passes requests and acknowledgements through.
+  //
+  // Called by Start() on the stages from the first output upstream when
+  // the pipeline can take checkpoints (deterministic, one output), before
+  // Start(): from now on keep what SaveCheckpoint needs (logs trimmed by
+  // Acknowledge). Stages off that chain keep nothing.
+  virtual void PrepareCheckpoints() {}
+  // Downstream will never again need the items of this stage's output
+  // before `consumed` (in the unit this stage's ResumeRequests use): logs
+  // kept for checkpoints may drop them. Called from any thread.
+  virtual void Acknowledge(uint64_t consumed) {}
+  // Saves into `state` what the stage holds, such that after
+  // RestoreCheckpoint(state) it produces its output again from
+  // `downstream.from` on (and first the items of `downstream.restore`);
+  // returns what it then needs from its input stage, or nullopt when it
+  // needs nothing replayed. Called between two batches from the consumer's
+  // thread. Default: Unimplemented, naming the stage.
+  virtual absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state);
+  // Before Start(): continue from a state SaveCheckpoint wrote. Default:
+  // Unimplemented, naming the stage.
+  virtual absl::Status RestoreCheckpoint(const std::string& state);
+  // The stage whose output is this stage's only input (nullptr when it has
+  // none or several); set by the pipeline.
+  Stage* upstream() const { return upstream_; }
+  void set_upstream(Stage* upstream) { upstream_ = upstream; }
 
  protected:
   explicit Stage(const StageContext& context);
@@ -141,6 +172,7 @@ class Stage {
   const std::vector<QueueConfig> output_settings_;
   std::vector<std::unique_ptr<ChannelBase>> outputs_;
   std::unique_ptr<OrderedOutputBase> ordered_output_;
+  Stage* upstream_ = nullptr;
   LoadMeter load_meter_;
   AbortSignal abort_signal_;
   std::atomic<int> running_workers_{0};

@@ -59,6 +59,12 @@ std::optional<Batch> Loader::Next(std::string_view output) {
   return Batch(batch->owner(), batch->size(), std::move(tensors));
 }
 
+std::string Loader::Checkpoint() { return impl_->Checkpoint(); }
+
+void Loader::ResumeFrom(std::string_view checkpoint) {
+  impl_->Resume(checkpoint);
+}
+
 DataLoaderMetricsProto Loader::Metrics() { return impl_->GetMetrics(); }
 
 std::vector<StageControlResponse> Loader::SendControlMessage(

@@ -62,6 +62,17 @@ class Loader {
   // failed, ConfigError if the output does not carry tensor batches.
   std::optional<Batch> Next(std::string_view output = "");
 
+  // Checkpoints (deterministic pipelines; docs/guarantees.md). The state
+  // of the running pipeline after the batches handed out so far, as bytes
+  // (a LoaderCheckpoint: references, never record data). Throws ConfigError
+  // when the pipeline is not deterministic or not running.
+  std::string Checkpoint();
+  // Before Start(): continue from checkpoint bytes; the batches then are
+  // those the checkpointed run would have handed out next. Throws
+  // ConfigError (nothing started) for damaged or foreign bytes, naming the
+  // first config difference.
+  void ResumeFrom(std::string_view checkpoint);
+
   // The latest metrics snapshot (every stage, last interval and totals).
   DataLoaderMetricsProto Metrics();
   // Fans `request` out to every stage; the non-empty answers.

@@ -67,11 +67,11 @@ ChildReport RunChild(const DataLoaderConfig& config, double seconds,
     loader.Configure(config);
     const auto start = Clock::now();
     loader.Start();
-    ChannelBase* output = *loader.pipeline().FindOutput("");
     Clock::time_point first{};
     uint64_t batches = 0;
     while (true) {
-      const auto taken = output->TakeAndDiscard(std::chrono::milliseconds(100));
+      const auto taken =
+          loader.pipeline().TakeAndDiscard(std::chrono::milliseconds(100));
       const auto now = Clock::now();
       if (taken == ChannelBase::TakeResult::kEndOfStream) break;
       if (taken == ChannelBase::TakeResult::kItem) {

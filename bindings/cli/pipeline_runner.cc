@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -15,10 +16,21 @@
 #include "engine/data_loader.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "io/atomic_file.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::cli {
 namespace {
+
+// Replaces the file at `path` by `bytes` atomically (a crash leaves the
+// previous checkpoint or the new one, never a mix).
+absl::Status WriteCheckpointFile(const std::string& path,
+                                 std::string_view bytes) {
+  const std::filesystem::path file(path);
+  const std::string dir =
+      file.has_parent_path() ? file.parent_path().string() : ".";
+  return WriteFileAtomically(dir, file.filename().string(), bytes);
+}
 
 std::atomic<bool> g_interrupted{false};
 
@@ -79,10 +91,23 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   DataLoader loader(CreateStage);
   try {
     loader.Configure(config);
+    if (!limits.resume_path.empty()) {
+      absl::StatusOr<std::string> checkpoint =
+          ReadWholeFile(limits.resume_path);
+      if (!checkpoint.ok()) return checkpoint.status();
+      loader.Resume(*checkpoint);
+    }
     loader.Start();
   } catch (const ConfigError& error) {
     return absl::InvalidArgumentError(error.what());
   }
+  const auto write_checkpoint = [&]() -> absl::Status {
+    try {
+      return WriteCheckpointFile(limits.checkpoint_path, loader.Checkpoint());
+    } catch (const ConfigError& error) {
+      return absl::InvalidArgumentError(error.what());
+    }
+  };
   absl::StatusOr<ChannelBase*> found = loader.pipeline().FindOutput("");
   if (!found.ok()) {
     return absl::InvalidArgumentError(
@@ -112,11 +137,19 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   const auto start = Clock::now();
   auto next_render = start;
   while (!g_interrupted.load()) {
-    const auto taken = output->TakeAndDiscard(std::chrono::milliseconds(50));
+    const auto taken =
+        loader.pipeline().TakeAndDiscard(std::chrono::milliseconds(50));
     if (taken == ChannelBase::TakeResult::kEndOfStream) break;
-    if (taken == ChannelBase::TakeResult::kItem &&
-        ++report.batches == limits.max_batches) {
-      break;
+    if (taken == ChannelBase::TakeResult::kItem) {
+      ++report.batches;
+      if (limits.checkpoint_every > 0 &&
+          report.batches % limits.checkpoint_every == 0) {
+        if (absl::Status written = write_checkpoint(); !written.ok()) {
+          loader.Stop();
+          return written;
+        }
+      }
+      if (report.batches == limits.max_batches) break;
     }
     const auto now = Clock::now();
     if (limits.max_seconds > 0 &&
@@ -133,6 +166,12 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
     }
   }
   report.interrupted = g_interrupted.load();
+  if (!limits.checkpoint_path.empty() && loader.pipeline().status().ok()) {
+    if (absl::Status written = write_checkpoint(); !written.ok()) {
+      loader.Stop();
+      return written;
+    }
+  }
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   loader.Stop();
   report.final_metrics = loader.GetMetrics();

@@ -21,6 +21,12 @@ struct RunLimits {
   double max_seconds = 0;
   // Append every metrics snapshot to this file as a JSON line ("" = none).
   std::string metrics_json_path;
+  // Checkpoints (deterministic pipelines): write one to checkpoint_path
+  // (atomically replaced) every checkpoint_every batches (0: never) and
+  // when the run ends; resume from resume_path ("" = start afresh).
+  std::string checkpoint_path;
+  uint64_t checkpoint_every = 0;
+  std::string resume_path;
 };
 
 // What a run did, for callers that check it (tests, benchmarks).

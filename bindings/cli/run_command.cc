@@ -14,6 +14,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
+    "                  [--checkpoint FILE [--checkpoint-every N]]\n"
+    "                  [--resume FILE]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -23,7 +25,13 @@ constexpr char kUsage[] =
     "  --seconds S         stop after S seconds\n"
     "  --metrics-json FILE append every metrics snapshot as a JSON line\n"
     "  --data DIR          read this directory: replaces the directories of\n"
-    "                      every file_path_provider stage\n";
+    "                      every file_path_provider stage\n"
+    "  --checkpoint FILE   write a checkpoint to FILE when the run ends (and\n"
+    "                      every N batches with --checkpoint-every N);\n"
+    "                      needs `deterministic: true` in the config\n"
+    "  --resume FILE       continue from a checkpoint of the same config:\n"
+    "                      the batches are those the checkpointed run would\n"
+    "                      have produced next\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice run: " << message << " (see sluice run --help)\n";
@@ -35,7 +43,8 @@ int UsageError(std::ostream& err, absl::string_view message) {
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"batches", "seconds", "metrics-json", "data"});
+      ParseArgs(args, {"batches", "seconds", "metrics-json", "data",
+                       "checkpoint", "checkpoint-every", "resume"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
     out << kUsage;
@@ -47,7 +56,9 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   absl::StatusOr<int64_t> batches = IntFlag(*parsed, "batches", 0, 1, kMax);
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 0, 1, kMax);
-  for (const auto* value : {&batches, &seconds}) {
+  absl::StatusOr<int64_t> checkpoint_every =
+      IntFlag(*parsed, "checkpoint-every", 0, 1, kMax);
+  for (const auto* value : {&batches, &seconds, &checkpoint_every}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
   absl::StatusOr<DataLoaderConfig> config =
@@ -58,6 +69,17 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
                    .max_seconds = static_cast<double>(*seconds)};
+  if (auto path = parsed->flags.find("checkpoint");
+      path != parsed->flags.end()) {
+    limits.checkpoint_path = path->second;
+  }
+  if (auto path = parsed->flags.find("resume"); path != parsed->flags.end()) {
+    limits.resume_path = path->second;
+  }
+  limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
+  if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {
+    return UsageError(err, "--checkpoint-every needs --checkpoint FILE");
+  }
   if (auto json = parsed->flags.find("metrics-json");
       json != parsed->flags.end()) {
     limits.metrics_json_path = json->second;

@@ -230,6 +230,8 @@ PYBIND11_MODULE(_sluice, m) {
       .def("stop", &PyDataLoader::Stop)
       .def("get_next", &PyDataLoader::GetNext, py::arg("output") = "")
       .def("metrics", &PyDataLoader::Metrics)
+      .def("resume", &PyDataLoader::Resume, py::arg("checkpoint"))
+      .def("checkpoint", &PyDataLoader::Checkpoint)
       .def("send_control_message", &PyDataLoader::SendControlMessage,
            py::arg("serialized_request"));
 

@@ -37,6 +37,23 @@ void PyDataLoader::Stop() {
   state_ = State::kStopped;
 }
 
+void PyDataLoader::Resume(const std::string& checkpoint) {
+  std::lock_guard lock(control_mu_);
+  if (state_ != State::kConfigured) {
+    throw std::runtime_error("resume: the loader was already started");
+  }
+  loader_.Resume(checkpoint);
+}
+
+py::bytes PyDataLoader::Checkpoint() {
+  std::string bytes;
+  {
+    py::gil_scoped_release release;
+    bytes = loader_.Checkpoint();
+  }
+  return py::bytes(bytes);
+}
+
 template <typename T>
 std::optional<T> PyDataLoader::Pull(const std::string& alias) {
   while (true) {

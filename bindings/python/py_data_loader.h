@@ -56,6 +56,12 @@ class PyDataLoader {
   // int for uint64_t outputs;
   // None at end of stream or once stopped.
   pybind11::object GetNext(const std::string& alias);
+  // Before start(): continue from checkpoint bytes (ConfigError if they
+  // are damaged or from another config).
+  void Resume(const std::string& checkpoint);
+  // The checkpoint bytes of the running loader (ConfigError if it cannot
+  // take one).
+  pybind11::bytes Checkpoint();
   // The latest metrics snapshot, a serialized DataLoaderMetricsProto.
   pybind11::bytes Metrics();
   // A serialized StageControlRequest in, the serialized responses out.

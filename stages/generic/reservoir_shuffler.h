@@ -37,6 +37,15 @@
 //   channel operations never suspend cannot monopolise a thread. It returns
 //   at its next channel wait once the output is cancelled (Stop()).
 //
+// Checkpoints (deterministic mode, for item types with CheckpointRef and
+// CheckpointCursor, found by argument-dependent lookup, see
+// engine/checkpoint.h): after EnableJournal(), the shuffler logs the
+// references of the items it emits until downstream acknowledges them, and
+// Save() gives its state between two items as references: the emitted
+// items downstream still needs, the reservoir, the generator and where its
+// input must resume. Restore() (before Run) takes the items those
+// references name, read again, and Run then emits the pending ones first.
+//
 // The metric both stages report (how well the stream is being shuffled):
 // the reservoir's fill against its capacity, and items received and
 // emitted. TakeMetrics() may be called from any thread.
@@ -47,6 +56,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -56,6 +68,7 @@
 #include "asio/this_coro.hpp"
 #include "asio/use_awaitable.hpp"
 #include "engine/channel.h"
+#include "engine/checkpoint.h"
 #include "engine/load_meter.h"
 #include "engine/stable_hash.h"
 #include "engine/stage_context.h"
@@ -76,8 +89,24 @@ struct ReservoirMetrics {
   uint64_t emitted = 0;
 };
 
+// The state ReservoirShuffler::Save() gives (references, see above).
+struct ReservoirCheckpoint {
+  std::vector<ItemRef> pending;    // emitted, not yet acknowledged
+  std::vector<ItemRef> reservoir;  // slot by slot
+  uint64_t random_state = 0;
+  uint64_t past_min_fill = 0;
+  // Where the input must resume: group `from`, less its first `skip`.
+  uint64_t from = 0;
+  uint32_t skip = 0;
+};
+
 template <typename T>
 class ReservoirShuffler {
+  static constexpr bool kJournaled = requires(const T& item) {
+    { CheckpointRef(item) } -> std::same_as<ItemRef>;
+    { CheckpointCursor(item) } -> std::same_as<StreamCursor>;
+  };
+
  public:
   // `size` at least 1, `min_fill` at most `size` (the stage checks both).
   ReservoirShuffler(uint64_t size, uint64_t min_fill, uint64_t seed,
@@ -140,22 +169,43 @@ class ReservoirShuffler {
   asio::awaitable<void> Run(Channel<T>* input, Channel<T>* output,
                             LoadMeter* meter) {
     const auto try_send = [output](T& item) { return output->TrySend(item); };
+    // A restored shuffler first emits what it had emitted that downstream
+    // did not keep (journaled by Restore).
+    for (T& item : restored_pending_) {
+      if (!co_await output->Send(std::move(item), meter)) co_return;
+      emitted_.fetch_add(1, std::memory_order_relaxed);
+    }
+    restored_pending_ = std::vector<T>();
     uint64_t handled = 0;
     std::vector<T> incoming;
     incoming.reserve(kItemsPerReceive);
     while (co_await input->ReceiveSome(incoming, kItemsPerReceive, meter)) {
       received_.fetch_add(incoming.size(), std::memory_order_relaxed);
       for (T& item : incoming) {
-        if (std::optional<T> evicted = Admit(std::move(item))) {
+        std::optional<T> evicted;
+        uint64_t allowed = 0;
+        {
+          const std::unique_lock lock = Lock();
+          if (Skip(item)) continue;
+          evicted = Admit(std::move(item));
+          if (evicted) Journal(*evicted);
+          if (deterministic_) allowed = ScheduledResidents();
+        }
+        if (evicted) {
           if (!co_await output->Send(std::move(*evicted), meter)) co_return;
           emitted_.fetch_add(1, std::memory_order_relaxed);
         }
         if (deterministic_) {
-          const uint64_t allowed = ScheduledResidents();
-          while (reservoir_.size() > allowed) {
-            T resident = TakeRandom();
-            if (!output->TrySend(resident) &&
-                !co_await output->Send(std::move(resident), meter)) {
+          while (true) {
+            std::optional<T> resident;
+            {
+              const std::unique_lock lock = Lock();
+              if (reservoir_.size() <= allowed) break;
+              resident = TakeRandom();
+              Journal(*resident);
+            }
+            if (!output->TrySend(*resident) &&
+                !co_await output->Send(std::move(*resident), meter)) {
               co_return;
             }
             emitted_.fetch_add(1, std::memory_order_relaxed);
@@ -163,12 +213,17 @@ class ReservoirShuffler {
           continue;
         }
         // Per item, so that with min_fill 0 an item passes straight through.
-        const size_t sent = EmitWhileRoom(try_send);
+        size_t sent;
+        {
+          const std::unique_lock lock = Lock();
+          sent = EmitWhileRoom(try_send);
+        }
         if (sent > 0) emitted_.fetch_add(sent, std::memory_order_relaxed);
       }
       handled += incoming.size();
       incoming.clear();
       UpdateFill();
+      AcknowledgeInput();
       if (output->IsClosed()) co_return;  // cancelled by Stop()
       if (handled >= kItemsPerYield) {
         handled = 0;
@@ -176,13 +231,82 @@ class ReservoirShuffler {
       }
     }
     // The input ended: drain the reservoir in random order.
-    while (!reservoir_.empty()) {
-      T item = TakeRandom();
+    while (true) {
+      std::optional<T> item;
+      {
+        const std::unique_lock lock = Lock();
+        if (reservoir_.empty()) break;
+        item = TakeRandom();
+        Journal(*item);
+      }
       UpdateFill();
-      if (!co_await output->Send(std::move(item), meter)) co_return;
+      if (!co_await output->Send(std::move(*item), meter)) co_return;
       emitted_.fetch_add(1, std::memory_order_relaxed);
       if (++handled % kItemsPerYield == 0) co_await Yield();
     }
+  }
+
+  // Checkpoints (see the file comment); only for journaled item types.
+  //
+  // Before Run(): log emitted items from now on, and report the input
+  // group of the last item taken in to `acknowledge_input` after each
+  // receive (the input stage may forget the groups before it).
+  void EnableJournal(std::function<void(uint64_t)> acknowledge_input) requires
+      kJournaled {
+    journal_enabled_ = true;
+    acknowledge_input_ = std::move(acknowledge_input);
+  }
+  bool journaled() const { return journal_enabled_; }
+  // Downstream keeps the first `consumed` items emitted in this run: the
+  // journal forgets them. Thread-safe.
+  void Acknowledge(uint64_t consumed) {
+    std::lock_guard lock(mu_);
+    while (journal_base_ < consumed && !journal_.empty()) {
+      journal_.pop_front();
+      ++journal_base_;
+    }
+  }
+  // The state from which a restored shuffler emits again from its item
+  // `from` (of this run) on. Thread-safe. False when `from` was already
+  // acknowledged or is beyond what was emitted.
+  std::optional<ReservoirCheckpoint> Save(uint64_t from) requires kJournaled {
+    std::lock_guard lock(mu_);
+    if (from < journal_base_ || from > journal_base_ + journal_.size()) {
+      return std::nullopt;
+    }
+    ReservoirCheckpoint saved;
+    saved.pending.assign(journal_.begin() + (from - journal_base_),
+                         journal_.end());
+    saved.reservoir.reserve(reservoir_.size());
+    for (const T& item : reservoir_) {
+      saved.reservoir.push_back(CheckpointRef(item));
+    }
+    saved.random_state = random_.state();
+    saved.past_min_fill = past_min_fill_;
+    if (last_taken_) {
+      saved.from = last_taken_->position;
+      saved.skip = last_taken_->ordinal + 1;
+    } else {
+      saved.from = 0;
+      saved.skip = skip_below_;
+    }
+    return saved;
+  }
+  // Before Run(), after EnableJournal(): continue from a saved state whose
+  // references were read again (`reservoir` slot by slot, `pending` in
+  // order; items that could not be read are left out). The input resumes
+  // at group 0 of this run, less its first `skip` items.
+  void Restore(std::vector<T> reservoir, std::vector<T> pending,
+               uint64_t random_state, uint64_t past_min_fill,
+               uint32_t skip) requires kJournaled {
+    std::lock_guard lock(mu_);
+    reservoir_ = std::move(reservoir);
+    random_ = StableRandom(random_state);
+    past_min_fill_ = past_min_fill;
+    skip_below_ = skip;
+    for (const T& item : pending) Journal(item);
+    restored_pending_ = std::move(pending);
+    UpdateFill();
   }
 
   // Metrics since the previous call; thread-safe.
@@ -221,13 +345,60 @@ class ReservoirShuffler {
     fill_.store(reservoir_.size(), std::memory_order_relaxed);
   }
 
+  // Journaling (under mu_): logs an item decided for output.
+  void Journal(const T& item) {
+    if constexpr (kJournaled) {
+      if (journal_enabled_) journal_.push_back(CheckpointRef(item));
+    }
+  }
+  // Notes `item` as taken from the input; true when it is one a restored
+  // shuffler had already taken in (group 0, ordinal below the skip), to be
+  // dropped.
+  bool Skip(const T& item) {
+    if constexpr (kJournaled) {
+      if (!journal_enabled_) return false;
+      const StreamCursor cursor = CheckpointCursor(item);
+      last_taken_ = cursor;
+      return skip_below_ > 0 && cursor.position == 0 &&
+             cursor.ordinal < skip_below_;
+    }
+    return false;
+  }
+  // mu_ locked while journaling (Save and Acknowledge may run on other
+  // threads), not otherwise: nothing else reads the state then.
+  std::unique_lock<std::mutex> Lock() {
+    return journal_enabled_ ? std::unique_lock(mu_)
+                            : std::unique_lock<std::mutex>();
+  }
+  void AcknowledgeInput() {
+    if (!acknowledge_input_) return;
+    uint64_t position;
+    {
+      std::lock_guard lock(mu_);
+      if (!last_taken_) return;
+      position = last_taken_->position;
+    }
+    acknowledge_input_(position);
+  }
+
   const uint64_t size_;
   const uint64_t min_fill_;
   const bool deterministic_;
-  // Touched only by the coroutine running the shuffler.
+  // Changed only by the coroutine running the shuffler; under mu_ (which
+  // Save() and Acknowledge() take) once journaling (Lock()).
+  std::mutex mu_;
   std::vector<T> reservoir_;
   uint64_t past_min_fill_ = 0;  // items taken in since min_fill was reached
   StableRandom random_;
+  // Checkpoints: emitted items from number journal_base_ on; the last item
+  // taken in; a restored shuffler's skip and pending items.
+  bool journal_enabled_ = false;
+  std::function<void(uint64_t)> acknowledge_input_;
+  std::deque<ItemRef> journal_;
+  uint64_t journal_base_ = 0;
+  std::optional<StreamCursor> last_taken_;
+  uint32_t skip_below_ = 0;
+  std::vector<T> restored_pending_;
   std::atomic<uint64_t> fill_{0};
   std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> emitted_{0};

@@ -51,6 +51,15 @@ struct Chunk {
   uint64_t index_in_source = 0;
   // The pool's pass over its window that emitted this chunk (0, 1, ...).
   uint64_t pass = 0;
+  // The pool's number of the chunk (stable within a run and across a
+  // resume) and its place in the pool's output of this run.
+  uint64_t number = 0;
+  uint64_t position = 0;
+  // Set on the chunks a resumed pool reads first: only these records are
+  // wanted, as restored frames (Frame::kRestoredFrame). A chunk without
+  // data and with `end_of_restore` follows them.
+  std::vector<uint32_t> restore_records;
+  bool end_of_restore = false;
   // The compressed chunk (starts with the gzip magic bytes).
   ChunkBytes data;
 

@@ -103,9 +103,26 @@ asio::awaitable<void> ChunkUnpacker::Work() {
                         });
 }
 
+void ChunkUnpacker::Acknowledge(uint64_t consumed) {
+  if (upstream() != nullptr) upstream()->Acknowledge(consumed);
+}
+
+absl::StatusOr<std::optional<ResumeRequest>> ChunkUnpacker::SaveCheckpoint(
+    const ResumeRequest& downstream, std::string* state) {
+  return downstream;
+}
+
+absl::Status ChunkUnpacker::RestoreCheckpoint(const std::string& state) {
+  return absl::OkStatus();
+}
+
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
                            V6TrainingRecord* scratch,
                            std::vector<Frame>* frames) {
+  if (chunk.end_of_restore) {
+    frames->push_back(Frame{.chunk_position = Frame::kEndOfRestore});
+    return;
+  }
   chunks_received_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status status =
           io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
@@ -131,18 +148,24 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
   const uint64_t key = HashCombine(game_id, chunk.pass);
   const auto record_count = static_cast<uint32_t>(check.record_count);
   std::vector<uint32_t> candidates;
-  if (config_.position_count() > 0) {
+  const bool restoring = !chunk.restore_records.empty();
+  if (restoring) {
+    // The records a resumed sampler held: they were kept before.
+    for (const uint32_t i : chunk.restore_records) {
+      if (i < record_count) candidates.push_back(i);
+    }
+  } else if (config_.position_count() > 0) {
     candidates = ChoosePositions(count_seed_, key, record_count,
                                  config_.position_count());
   } else {
     candidates.resize(record_count);
     std::iota(candidates.begin(), candidates.end(), 0u);
   }
-  uint64_t sampled_out = record_count - candidates.size();
+  uint64_t sampled_out = restoring ? 0 : record_count - candidates.size();
   const std::string_view records(*raw);
   for (const uint32_t i : candidates) {
-    if (!KeepWithProbability(config_.position_sampling_rate(), rate_seed_, key,
-                             i)) {
+    if (!restoring && !KeepWithProbability(config_.position_sampling_rate(),
+                                           rate_seed_, key, i)) {
       ++sampled_out;
       continue;
     }
@@ -155,12 +178,18 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
       CountSkip(RejectReasonName(*reason));
       continue;
     }
-    if (!diff_focus_.Keep(record, diff_focus_seed_, key, i)) {
+    if (!restoring && !diff_focus_.Keep(record, diff_focus_seed_, key, i)) {
       ++sampled_out;
       continue;
     }
-    Frame frame{PackedRecord::Pack(record, entries), game_id};
-    frames->push_back(std::move(frame));
+    const auto ordinal = static_cast<uint32_t>(frames->size());
+    frames->push_back(Frame{
+        .record = PackedRecord::Pack(record, entries),
+        .game_id = game_id,
+        .chunk_number = chunk.number,
+        .record_index = i,
+        .ordinal = ordinal,
+        .chunk_position = restoring ? Frame::kRestoredFrame : chunk.position});
   }
   sampled_out_.fetch_add(sampled_out, std::memory_order_relaxed);
 }

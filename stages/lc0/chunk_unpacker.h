@@ -56,6 +56,12 @@ class ChunkUnpacker final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Checkpoints: keeps no state; requests and acknowledgements pass
+  // through in the pool's unit (Chunk::position, Frame::chunk_position).
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "engine/checkpoint.h"
 #include "stages/lc0/format/packed_record.h"
 
 namespace sluice::lc0 {
@@ -23,7 +24,29 @@ struct Frame {
   PackedRecord record;
   // The identity of the game (Chunk::id()), for shuffle-quality metrics.
   uint64_t game_id = 0;
+  // Where it comes from, for checkpoints (engine/checkpoint.h): the pool's
+  // number of its chunk (Chunk::number) and the record's index in it.
+  uint64_t chunk_number = 0;
+  uint32_t record_index = 0;
+  // The frame's place among the frames its chunk yielded (0, 1, ...).
+  uint32_t ordinal = 0;
+  // The chunk's place in the pool's output (Chunk::position), or
+  // kRestoredFrame / kEndOfRestore (see Chunk::restore_records).
+  uint64_t chunk_position = 0;
+
+  // A frame read again for a resumed sampler's state, not for the stream.
+  static constexpr uint64_t kRestoredFrame = ~uint64_t{0};
+  // The empty frame that follows the last restored frame.
+  static constexpr uint64_t kEndOfRestore = ~uint64_t{0} - 1;
 };
+
+// Checkpoints (stages/generic/reservoir_shuffler.h journals frames).
+inline ItemRef CheckpointRef(const Frame& frame) {
+  return {.unit = frame.chunk_number, .index = frame.record_index};
+}
+inline StreamCursor CheckpointCursor(const Frame& frame) {
+  return {.position = frame.chunk_position, .ordinal = frame.ordinal};
+}
 
 }  // namespace sluice::lc0
 

@@ -40,12 +40,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "proto/loader_checkpoint.pb.h"
 #include "stages/lc0/chunk.h"
 #include "stages/lc0/internal/chunk_window.h"
 
@@ -62,6 +66,16 @@ class ShufflingChunkPool final : public Stage {
   std::optional<StageControlResponse> Control(
       const StageControlRequest& request) override;
   bool ShardsByRank() const override { return true; }
+  // Checkpoints (deterministic mode). Positions are places in the output
+  // of this run (Chunk::position); a checkpoint holds the window, the
+  // chunks drawn from `downstream.from` on (read again first on resume,
+  // after the chunks holding `downstream.restore`, which are read for
+  // those records only), and the sources they need.
+  void PrepareCheckpoints() override { log_draws_ = true; }
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -71,8 +85,24 @@ class ShufflingChunkPool final : public Stage {
     std::shared_ptr<ChunkSource> source;
     bool initial = false;
   };
+  // One chunk to read: a draw, or a chunk of a resume's plan.
+  struct PlannedRead {
+    ChunkWindow::Draw draw;
+    // Its place in the output (stream chunks only).
+    uint64_t position = 0;
+    // Restore reads: the records wanted; and the marker that ends them.
+    std::vector<uint32_t> restore_records;
+    bool end_of_restore = false;
+  };
   struct ReadJob {
-    std::vector<ChunkWindow::Draw> draws;
+    std::vector<PlannedRead> reads;
+  };
+  // A stream chunk drawn in deterministic mode whose frames may not all
+  // have reached the sampler yet (see Acknowledge).
+  struct LoggedDraw {
+    uint64_t position = 0;
+    uint64_t number = 0;
+    uint64_t pass = 0;
   };
   using ReadResults = std::vector<absl::StatusOr<Chunk>>;
 
@@ -87,6 +117,22 @@ class ShufflingChunkPool final : public Stage {
   // adds them to it; false when the stage was stopped.
   asio::awaitable<bool> IndexInitial(
       std::vector<std::shared_ptr<ChunkSource>> sources);
+  // Resume: indexes the initial sources the checkpoint names, restores the
+  // window and plans the restore and replay reads; newer sources join as
+  // new ones. False when the stage was stopped.
+  asio::awaitable<bool> IndexRestored(
+      std::vector<std::shared_ptr<ChunkSource>> sources);
+  // Indexes `sources` in parallel, in place; false when stopped.
+  asio::awaitable<bool> IndexAll(
+      const std::vector<std::shared_ptr<ChunkSource>>& sources);
+  // Queues a restored run's first reads (under mu_).
+  void PlanResumeReads(
+      const ChunkPoolCheckpoint& saved,
+      const std::map<std::string, std::shared_ptr<const ChunkSource>,
+                     std::less<>>& usable);
+  // IndexRestored when resuming, else IndexInitial.
+  asio::awaitable<bool> StartUp(
+      std::vector<std::shared_ptr<ChunkSource>> sources);
   asio::awaitable<void> Indexer();
   asio::awaitable<void> Emitter();
   asio::awaitable<void> Reader(int index);
@@ -95,8 +141,7 @@ class ShufflingChunkPool final : public Stage {
   // Appends up to `limit` drawn chunks to `draws` if output may start (none
   // when there is none now). Sets `finished` when no chunk will ever come
   // again.
-  void DrawSome(size_t limit, std::vector<ChunkWindow::Draw>& draws,
-                bool& finished);
+  void DrawSome(size_t limit, std::vector<PlannedRead>& reads, bool& finished);
   void Wake();
 
   const ShufflingChunkPoolConfig config_;
@@ -123,6 +168,15 @@ class ShufflingChunkPool final : public Stage {
   int indexing_in_flight_ = 0;  // new sources not yet in the window
   uint64_t reported_passes_ = 0;
   uint64_t reported_dropped_ = 0;
+  // Checkpoints: the next output position, the draws not yet acknowledged
+  // (deterministic mode), a resume's checkpoint until start-up and its
+  // first reads.
+  uint64_t next_position_ = 0;
+  bool log_draws_ = false;  // set before Start()
+  std::deque<LoggedDraw> draw_log_;
+  std::optional<ChunkPoolCheckpoint> resume_from_;  // set before Start()
+  bool resuming_ = false;  // until the window is restored
+  std::deque<PlannedRead> planned_;
 
   LoadMeter indexing_meter_;
   std::atomic<uint64_t> read_errors_{0};

@@ -25,16 +25,26 @@
 //   stage name, so parallel samplers are independent and reproducible.
 // - One coroutine; it yields to the executor every few thousand frames.
 //   Stop() ends it at its next channel wait.
+// - Checkpoints (deterministic mode): the reservoir and the frames emitted
+//   but not yet in a batch handed out are saved as references (chunk
+//   number, record index; ResumeRequest.restore asks the pool to read
+//   them again). A resumed sampler first takes those frames (restored
+//   frames up to the end-of-restore frame), then emits the pending ones,
+//   then goes on; frames whose source is gone are counted
+//   (`checkpoint_frame_missing`) and left out.
 // The reservoir is the generic one (stages/generic/reservoir_shuffler.h),
 // shared with the shuffle_buffer stage of Examples.
 #ifndef SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 #define SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "proto/loader_checkpoint.pb.h"
 #include "stages/generic/reservoir_shuffler.h"
 #include "stages/lc0/frame.h"
 
@@ -48,6 +58,13 @@ class ShufflingFrameSampler final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Checkpoints: positions downstream are frames emitted in this run;
+  // upstream, the pool's chunk positions (Frame::chunk_position).
+  void PrepareCheckpoints() override;
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -55,10 +72,17 @@ class ShufflingFrameSampler final : public Stage {
  private:
   ShufflingFrameSampler(const StageContext& context, uint64_t reservoir_size,
                         uint64_t min_fill, Channel<Frame>* input);
+  asio::awaitable<void> Run();
+  // Takes the restored frames and restores the reservoir from them; false
+  // when the input ended first (Stop()).
+  asio::awaitable<bool> TakeRestoredFrames();
 
   Channel<Frame>* const input_;
   Channel<Frame>* const output_;
   ReservoirShuffler<Frame> shuffler_;
+  // The checkpoint it resumes from, until its frames are restored.
+  std::optional<FrameSamplerCheckpoint> resume_from_;
+  std::atomic<bool> restored_{true};
 };
 
 }  // namespace sluice::lc0

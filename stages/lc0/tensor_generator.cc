@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "asio/post.hpp"
 #include "asio/this_coro.hpp"
 #include "asio/use_awaitable.hpp"
@@ -96,7 +97,31 @@ void TensorGenerator::DropOtherFormats(std::vector<Frame>& frames) {
   const size_t dropped = std::erase_if(frames, [this](const Frame& frame) {
     return frame.record.input_format() != expander_.input_format();
   });
-  if (dropped > 0) CountSkip("unexpected_input_format", dropped);
+  if (dropped > 0) {
+    CountSkip("unexpected_input_format", dropped);
+    dropped_formats_.fetch_add(dropped);
+  }
+}
+
+void TensorGenerator::Acknowledge(uint64_t consumed) {
+  if (upstream() != nullptr) {
+    upstream()->Acknowledge(consumed * config_.batch_size());
+  }
+}
+
+absl::StatusOr<std::optional<ResumeRequest>> TensorGenerator::SaveCheckpoint(
+    const ResumeRequest& downstream, std::string* state) {
+  if (const uint64_t dropped = dropped_formats_.load(); dropped > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "stage '", name(), "' dropped ", dropped,
+        " frames of another input format; its batches no longer line up "
+        "with its input, so it cannot be checkpointed"));
+  }
+  return ResumeRequest{.from = downstream.from * config_.batch_size()};
+}
+
+absl::Status TensorGenerator::RestoreCheckpoint(const std::string& state) {
+  return absl::OkStatus();
 }
 
 asio::awaitable<void> TensorGenerator::Build() {

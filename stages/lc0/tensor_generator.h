@@ -71,6 +71,14 @@ class TensorGenerator final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Checkpoints (deterministic mode): keeps no state; batch k holds input
+  // frames [k * batch_size, (k + 1) * batch_size), so batches downstream
+  // become frames upstream. Refused once frames of another input format
+  // were dropped (the frames would no longer line up).
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
   void Stop() override;
 
  protected:
@@ -144,6 +152,7 @@ class TensorGenerator final : public Stage {
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_
   std::atomic<uint64_t> positions_{0};
+  std::atomic<uint64_t> dropped_formats_{0};
 };
 
 }  // namespace sluice::lc0

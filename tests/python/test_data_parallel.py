@@ -84,22 +84,36 @@ def test_bad_ranks_raise_config_error(games_dir, ranks, message):
         sluice.lc0_pipeline(directory, mode="eval", **ranks)
 
 
-def test_ddp_train_example_runs_two_ranks():
+def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
     pytest.importorskip("torch", reason="needs python3-torch")
     import pathlib
     import subprocess
     import sys
     example = pathlib.Path(__file__).resolve().parents[2] / "bindings" / \
         "python" / "examples" / "ddp_train.py"
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         "--nproc_per_node", "2",
-         # Debian's torchrun fails to parse its own default "--redirects 0"
-         # on Python 3.11+ (IntFlag no longer yields Std.NONE).
-         "--redirects", "1", "--tee", "1", str(example), "--steps", "4",
-         "--batch-size", "64"],
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "rank 0: step 4 loss" in done.stdout
-    assert "rank 1: step 4 loss" in done.stdout
-    assert "over 2 ranks (the data set has" in done.stdout
+
+    def torchrun(*args):
+        done = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone",
+             "--nproc_per_node", "2",
+             # Debian's torchrun fails to parse its own default
+             # "--redirects 0" on Python 3.11+ (IntFlag no longer yields
+             # Std.NONE).
+             "--redirects", "1", "--tee", "1", str(example),
+             "--batch-size", "64", "--checkpoint-dir", str(tmp_path),
+             "--checkpoint-every", "2", *args],
+            capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    first = torchrun("--steps", "4")
+    assert "rank 0: step 4 loss" in first
+    assert "rank 1: step 4 loss" in first
+    assert "over 2 ranks (the data set has" in first
+    for rank in (0, 1):
+        assert (tmp_path / f"rank{rank}.sluice").stat().st_size > 0
+        assert (tmp_path / f"rank{rank}.pt").exists()
+    resumed = torchrun("--steps", "6", "--resume")
+    assert "rank 0: resumed from step 4" in resumed
+    assert "rank 1: resumed from step 4" in resumed
+    assert "rank 0: step 6 loss" in resumed

@@ -17,6 +17,7 @@
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/stage_factory.h"
+#include "tests/reliability/batch_hashes.h"
 #include "tests/reliability/data_set.h"
 #include "tests/testing/pipeline_test_util.h"
 
@@ -24,68 +25,6 @@ namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The hash of a batch: every tensor's name, dtype, shape and bytes.
-uint64_t BatchHash(const TypedBatch& batch) {
-  uint64_t hash = Fnv1a64("batch");
-  for (const BatchTensor& tensor : batch.tensors()) {
-    hash = HashCombine(hash, Fnv1a64(tensor.name));
-    hash = HashCombine(hash, static_cast<uint64_t>(tensor.dtype));
-    for (int64_t dimension : tensor.shape) {
-      hash = HashCombine(hash, static_cast<uint64_t>(dimension));
-    }
-    hash = HashCombine(
-        hash, Fnv1a64(std::string_view(
-                  reinterpret_cast<const char*>(tensor.data), tensor.bytes)));
-  }
-  return hash;
-}
-
-// The hashes of the first `limit` batches (all of them for a finite
-// pipeline: limit 0).
-std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
-                                  size_t limit) {
-  DataLoader loader(CreateStage);
-  loader.Configure(config);
-  loader.Start();
-  std::vector<uint64_t> hashes;
-  while (limit == 0 || hashes.size() < limit) {
-    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
-    if (!batch) break;
-    hashes.push_back(BatchHash(*batch));
-  }
-  loader.Stop();
-  return hashes;
-}
-
-// Thread counts and stage parallelism to compare.
-struct Shape {
-  uint32_t threads;
-  uint32_t parallelism;
-};
-constexpr Shape kShapes[] = {{1, 1}, {2, 2}, {4, 3}, {8, 4}};
-
-void SetParallelism(DataLoaderConfig& config, const Shape& shape) {
-  config.set_worker_threads(shape.threads);
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (stage.has_chunk_unpacker()) {
-      stage.mutable_chunk_unpacker()->set_parallelism(shape.parallelism);
-    }
-    if (stage.has_tensor_generator()) {
-      stage.mutable_tensor_generator()->set_parallelism(shape.parallelism);
-    }
-    if (stage.has_shuffling_chunk_pool()) {
-      stage.mutable_shuffling_chunk_pool()->set_reader_parallelism(
-          4 * shape.parallelism);
-    }
-    if (stage.has_audio_decoder()) {
-      stage.mutable_audio_decoder()->set_parallelism(shape.parallelism);
-    }
-    if (stage.has_spectrogram()) {
-      stage.mutable_spectrogram()->set_parallelism(shape.parallelism);
-    }
-  }
-}
 
 class Lc0DeterminismTest : public ::testing::Test {
  protected:

@@ -12,9 +12,17 @@ torch.distributed gloo group; its sluice pipeline reads only its shard of
 the lc0 data (``rank=`` and ``world_size=`` of sluice.lc0_pipeline: the
 shards are disjoint and together hold every chunk), and DistributedDataParallel
 averages the gradients. Without DATA_DIR, rank 0 generates 200 synthetic
-games into a temporary directory that every rank then reads. After
+games into a temporary directory (or DIR/games with --checkpoint-dir DIR)
+that every rank then reads. After
 training, every rank runs one eval pass over its shard; the positions of
 all ranks add up to the whole data set, which rank 0 checks and prints.
+
+With ``--checkpoint-dir DIR`` each rank saves, every ``--checkpoint-every``
+steps, its own checkpoint: its loader's (``loader.checkpoint()``: a few
+bytes per frame the loader holds, as references) and the model's and
+optimizer's state. A later run with ``--resume`` continues every rank from
+its checkpoint: the loaders are deterministic, so each rank sees exactly
+the batches the interrupted run would have seen next.
 """
 
 import argparse
@@ -47,31 +55,66 @@ def shared_data_dir(args, rank):
     """DATA_DIR, or a directory rank 0 fills with generated games."""
     holder = [args.data_dir]
     if args.data_dir is None and rank == 0:
-        holder = [tempfile.mkdtemp(prefix="sluice_ddp_")]
-        sluice.generate_games(holder[0], 200, seed=5, tar=True,
-                              games_per_tar=50)
+        # Beside the checkpoints, generated data stays for a resume (a
+        # checkpoint names its config's directories).
+        if args.checkpoint_dir:
+            holder = [os.path.join(args.checkpoint_dir, "games")]
+        else:
+            holder = [tempfile.mkdtemp(prefix="sluice_ddp_")]
+        if not os.path.isdir(holder[0]) or not os.listdir(holder[0]):
+            os.makedirs(holder[0], exist_ok=True)
+            sluice.generate_games(holder[0], 200, seed=5, tar=True,
+                                  games_per_tar=50)
     dist.broadcast_object_list(holder, src=0)
     return holder[0]
+
+
+def write_atomically(path, write):
+    """Calls write(file) on a temporary file, then renames it to `path`."""
+    with open(path + ".tmp", "wb") as out:
+        write(out)
+    os.replace(path + ".tmp", path)
 
 
 def train(model, directory, rank, world_size, args):
     config = sluice.lc0_pipeline(
         directory, batch_size=args.batch_size, reservoir=20000,
         min_fill=2000, threads=args.threads, seed=args.seed, rank=rank,
-        world_size=world_size)
+        world_size=world_size, deterministic=True)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     loss_fn = nn.CrossEntropyLoss()
+    prefix = (os.path.join(args.checkpoint_dir, f"rank{rank}")
+              if args.checkpoint_dir else None)
+    resume_from, done = None, 0
+    if prefix and args.resume and os.path.exists(prefix + ".sluice"):
+        with open(prefix + ".sluice", "rb") as saved:
+            resume_from = saved.read()
+        state = torch.load(prefix + ".pt")
+        model.module.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        done = state["step"]
+        print(f"rank {rank}: resumed from step {done}", flush=True)
     started = time.monotonic()
-    with sluice.DataLoader(config) as loader:
-        for step, batch in enumerate(loader, start=1):
+    with sluice.DataLoader(config, resume_from=resume_from) as loader:
+        for step, batch in enumerate(loader, start=done + 1):
             planes = torch.from_numpy(batch.planes)
             target = torch.from_numpy(batch.winner).argmax(dim=1)
             optimizer.zero_grad()
             loss = loss_fn(model(planes), target)
             loss.backward()  # DDP averages the gradients of every rank
             optimizer.step()
+            if prefix and step % args.checkpoint_every == 0:
+                # Between two batches: the loader's state after `step`
+                # batches, saved with the model that trained on them.
+                write_atomically(prefix + ".sluice",
+                                 lambda out: out.write(loader.checkpoint()))
+                write_atomically(prefix + ".pt", lambda out: torch.save(
+                    {"model": model.module.state_dict(),
+                     "optimizer": optimizer.state_dict(), "step": step},
+                    out))
             if step % 10 == 0 or step == args.steps:
-                rate = step * args.batch_size / (time.monotonic() - started)
+                rate = ((step - done) * args.batch_size /
+                        (time.monotonic() - started))
                 print(f"rank {rank}: step {step} loss {loss.item():.3f} "
                       f"({rate:,.0f} positions/s)", flush=True)
             if step == args.steps:
@@ -102,6 +145,13 @@ def main():
     parser.add_argument("--threads", type=int, default=1,
                         help="sluice worker threads per rank")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint-dir",
+                        help="save each rank's checkpoint here")
+    parser.add_argument("--checkpoint-every", type=int, default=10,
+                        help="steps between checkpoints")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from the checkpoints in "
+                             "--checkpoint-dir")
     args = parser.parse_args()
 
     dist.init_process_group("gloo")
@@ -130,7 +180,7 @@ def main():
         if total != everything:
             raise SystemExit("the ranks' shards do not add up to the data")
     dist.barrier()
-    if args.data_dir is None and rank == 0:
+    if args.data_dir is None and not args.checkpoint_dir and rank == 0:
         shutil.rmtree(directory, ignore_errors=True)
     dist.destroy_process_group()
 

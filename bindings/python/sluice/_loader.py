@@ -32,9 +32,14 @@ class DataLoader:
     50 ms, so Ctrl-C raises KeyboardInterrupt promptly.
     """
 
-    def __init__(self, config):
+    def __init__(self, config, resume_from=None):
+        """`resume_from`: checkpoint bytes (checkpoint()) of a run of the
+        same config to continue; ConfigError if they are damaged or come
+        from another config (the message names the first difference)."""
         self._config = parse_message(config, DataLoaderConfig)
         self._loader = _sluice.DataLoader(self._config.SerializeToString())
+        if resume_from is not None:
+            self._loader.resume(bytes(resume_from))
 
     @property
     def config(self):
@@ -85,6 +90,17 @@ class DataLoader:
         if item is None:
             raise StopIteration
         return item
+
+    def checkpoint(self):
+        """The loader's state after the batches handed out so far, as bytes
+        to give to DataLoader(config, resume_from=...) in a new process.
+
+        Needs a deterministic pipeline (deterministic=True); the resumed
+        loader then yields exactly the batches this one would have yielded
+        next. Call it between two get_next() calls, from the thread that
+        gets the batches. Frames are saved as references (about 12 bytes
+        each), never as data."""
+        return self._loader.checkpoint()
 
     def metrics(self):
         """The latest metrics snapshot, a DataLoaderMetricsProto."""

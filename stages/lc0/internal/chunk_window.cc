@@ -13,12 +13,17 @@ void ChunkWindow::Add(std::shared_ptr<const ChunkSource> source) {
   if (size == 0) return;
   if (source->name() > anchor_) chunks_since_anchor_ += size;
   for (uint64_t i = 0; i < size; ++i) pending_.push_back(end_ + i);
-  sources_.push_back({std::move(source), end_});
+  history_.push_back({.name = source->name(),
+                      .base = end_,
+                      .size = size,
+                      .file_size = source->file_size()});
+  std::string name = source->name();
+  sources_.push_back({std::move(source), std::move(name), end_, size});
   end_ += size;
   if (single_pass_ || end_ - low_ <= capacity_) return;
   dropped_ += end_ - capacity_ - low_;
   low_ = end_ - capacity_;
-  while (sources_.front().base + sources_.front().source->size() <= low_) {
+  while (sources_.front().base + sources_.front().size <= low_) {
     sources_.pop_front();
   }
   MaybeCompact();
@@ -47,15 +52,78 @@ std::optional<ChunkWindow::Draw> ChunkWindow::Next() {
         sources_.begin(), sources_.end(), number,
         [](uint64_t value, const Entry& entry) { return value < entry.base; });
     --it;
-    return Draw{it->source, static_cast<size_t>(number - it->base), pass_};
+    return Draw{it->source, static_cast<size_t>(number - it->base), pass_,
+                number};
   }
+}
+
+void ChunkWindow::Save(ChunkPoolCheckpoint* out) const {
+  for (const Entry& entry : sources_) {
+    const SourceRecord* record = RecordOf(entry.base);
+    ChunkPoolCheckpoint::Source& source = *out->add_source();
+    source.set_name(entry.name);
+    source.set_base(entry.base);
+    source.set_size(entry.size);
+    source.set_file_size(record != nullptr ? record->file_size : 0);
+    source.set_in_window(true);
+  }
+  out->set_low(low_);
+  out->set_end(end_);
+  out->set_pass(pass_);
+  out->set_dropped(dropped_);
+  out->set_random_state(random_.state());
+  out->mutable_pending()->Add(pending_.begin(), pending_.end());
+  out->set_anchor(anchor_);
+  out->set_chunks_since_anchor(chunks_since_anchor_);
+}
+
+void ChunkWindow::Restore(
+    const ChunkPoolCheckpoint& in,
+    const std::function<std::shared_ptr<const ChunkSource>(const std::string&)>&
+        find) {
+  sources_.clear();
+  history_.clear();
+  for (const ChunkPoolCheckpoint::Source& source : in.source()) {
+    history_.push_back({.name = source.name(),
+                        .base = source.base(),
+                        .size = source.size(),
+                        .file_size = source.file_size()});
+    if (source.in_window()) {
+      sources_.push_back(
+          {find(source.name()), source.name(), source.base(), source.size()});
+    }
+  }
+  std::sort(history_.begin(), history_.end(),
+            [](const SourceRecord& a, const SourceRecord& b) {
+              return a.base < b.base;
+            });
+  std::sort(sources_.begin(), sources_.end(),
+            [](const Entry& a, const Entry& b) { return a.base < b.base; });
+  low_ = in.low();
+  end_ = in.end();
+  pass_ = in.pass();
+  dropped_ = in.dropped();
+  random_ = StableRandom(in.random_state());
+  pending_.assign(in.pending().begin(), in.pending().end());
+  anchor_ = in.anchor();
+  chunks_since_anchor_ = in.chunks_since_anchor();
+}
+
+const ChunkWindow::SourceRecord* ChunkWindow::RecordOf(uint64_t number) const {
+  auto it = std::upper_bound(history_.begin(), history_.end(), number,
+                             [](uint64_t value, const SourceRecord& record) {
+                               return value < record.base;
+                             });
+  if (it == history_.begin()) return nullptr;
+  --it;
+  return number < it->base + it->size ? &*it : nullptr;
 }
 
 void ChunkWindow::ResetAnchor() {
   if (!sources_.empty()) {
-    const std::string* newest = &sources_.front().source->name();
+    const std::string* newest = &sources_.front().name;
     for (const Entry& entry : sources_) {
-      newest = &std::max(*newest, entry.source->name());
+      newest = &std::max(*newest, entry.name);
     }
     anchor_ = *newest;
   }
@@ -66,9 +134,7 @@ void ChunkWindow::SetAnchor(std::string key) {
   anchor_ = std::move(key);
   chunks_since_anchor_ = 0;
   for (const Entry& entry : sources_) {
-    if (entry.source->name() > anchor_) {
-      chunks_since_anchor_ += entry.source->size();
-    }
+    if (entry.name > anchor_) chunks_since_anchor_ += entry.size;
   }
 }
 

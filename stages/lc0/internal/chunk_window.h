@@ -21,12 +21,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/stable_hash.h"
+#include "proto/loader_checkpoint.pb.h"
 #include "stages/lc0/chunk.h"
 
 namespace sluice::lc0 {
@@ -34,10 +36,20 @@ namespace sluice::lc0 {
 class ChunkWindow {
  public:
   // One drawn chunk: chunk `local_index` (< source->size()) of `source`.
+  // `source` is null for a chunk of a source that a checkpoint named but
+  // that is gone or changed (see Restore).
   struct Draw {
     std::shared_ptr<const ChunkSource> source;
     size_t local_index = 0;
     uint64_t pass = 0;
+    uint64_t number = 0;  // the chunk's global number
+  };
+  // A source ever added: its chunks are [base, base + size).
+  struct SourceRecord {
+    std::string name;
+    uint64_t base = 0;
+    uint64_t size = 0;
+    uint64_t file_size = 0;
   };
 
   // `capacity` is ignored in single-pass mode (nothing is evicted).
@@ -62,6 +74,19 @@ class ChunkWindow {
   const std::string& anchor() const { return anchor_; }
   uint64_t chunks_since_anchor() const { return chunks_since_anchor_; }
 
+  // Checkpoints: writes the window's state and the record of every source
+  // in it into `out` (ChunkPoolCheckpoint's window fields).
+  void Save(ChunkPoolCheckpoint* out) const;
+  // Replaces this (new) window's state by a saved one. `find(name)` gives
+  // the indexed source of that name, or null when it is gone or changed:
+  // draws from it then have a null source. `in.source` must hold every
+  // source of the saved window.
+  void Restore(const ChunkPoolCheckpoint& in,
+               const std::function<std::shared_ptr<const ChunkSource>(
+                   const std::string&)>& find);
+  // The source ever added that holds chunk `number`, or nullptr.
+  const SourceRecord* RecordOf(uint64_t number) const;
+
   size_t sources() const { return sources_.size(); }
   uint64_t chunks() const { return end_ - low_; }
   // Passes completed (a new pass started over the window).
@@ -71,8 +96,10 @@ class ChunkWindow {
 
  private:
   struct Entry {
-    std::shared_ptr<const ChunkSource> source;
+    std::shared_ptr<const ChunkSource> source;  // null: gone or changed
+    std::string name;
     uint64_t base = 0;
+    uint64_t size = 0;
   };
 
   // Removes pending numbers below low_ when they make up most of it.
@@ -86,7 +113,8 @@ class ChunkWindow {
   uint64_t end_ = 0;
   uint64_t pass_ = 0;
   uint64_t dropped_ = 0;
-  std::vector<uint64_t> pending_;  // numbers of this pass not drawn yet
+  std::vector<uint64_t> pending_;      // numbers of this pass not drawn yet
+  std::vector<SourceRecord> history_;  // every source added, by base
   std::string anchor_;
   uint64_t chunks_since_anchor_ = 0;
 };

@@ -222,6 +222,57 @@ TEST_F(CommandsTest, RunWritesMetricsAsJsonLines) {
   EXPECT_GE(count, 1);
 }
 
+TEST_F(CommandsTest, RunCheckpointsAndResumesAnEvalPass) {
+  auto config = lc0::MakePipeline({.directories = {*data_},
+                                   .mode = lc0::PipelineMode::kEval,
+                                   .batch_size = 64,
+                                   .deterministic = true});
+  ASSERT_TRUE(config.ok()) << config.status();
+  const fs::path checkpoint = fs::path(::testing::TempDir()) /
+                              ("run_checkpoint_" + std::to_string(getpid()));
+  std::ostringstream out;
+  auto first = RunWithLiveView(*config,
+                               {.max_batches = 4,
+                                .checkpoint_path = checkpoint.string(),
+                                .checkpoint_every = 3},
+                               out, /*interactive=*/false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(fs::exists(checkpoint));
+  auto resumed = RunWithLiveView(*config, {.resume_path = checkpoint.string()},
+                                 out, /*interactive=*/false);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  uint64_t positions = 0;
+  for (const auto& stage : resumed->final_metrics.total_stage_metrics()) {
+    positions += stage.tensor_generator().positions();
+  }
+  // The checkpoint written when the first run ended follows its 4 batches.
+  EXPECT_EQ(positions, positions_ - 4 * 64);
+  fs::remove(checkpoint);
+}
+
+TEST_F(CommandsTest, RunCheckpointFlagsAreChecked) {
+  const fs::path dir = fs::path(::testing::TempDir());
+  const fs::path config = dir / ("plain_" + std::to_string(getpid()));
+  auto eval = lc0::MakePipeline(
+      {.directories = {*data_}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(eval.ok());
+  std::ofstream(config) << eval->DebugString();
+  const Result every =
+      Invoke(RunRunCommand, {config.string(), "--checkpoint-every", "2"});
+  EXPECT_EQ(every.code, 2);
+  EXPECT_THAT(every.err, HasSubstr("--checkpoint-every needs --checkpoint"));
+  const Result not_deterministic =
+      Invoke(RunRunCommand, {config.string(), "--batches", "1", "--checkpoint",
+                             (dir / "never_written").string()});
+  EXPECT_NE(not_deterministic.code, 0);
+  EXPECT_THAT(not_deterministic.err, HasSubstr("deterministic"));
+  const Result missing = Invoke(
+      RunRunCommand, {config.string(), "--resume", (dir / "nothing").string()});
+  EXPECT_NE(missing.code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("nothing"));
+  fs::remove(config);
+}
+
 TEST_F(CommandsTest, BenchIoJsonHasTheDocumentedKeys) {
   const Result result = Invoke(RunBenchCommand, {"io", *data_, "--json"});
   ASSERT_EQ(result.code, 0) << result.err;

@@ -149,3 +149,70 @@ TEST(ChunkWindowTest, Anchors) {
 
 }  // namespace
 }  // namespace sluice::lc0
+
+namespace sluice::lc0 {
+namespace {
+
+TEST(ChunkWindowTest, ARestoredWindowDrawsWhatTheSavedOneDrawsNext) {
+  TempDir dir;
+  auto sources = MakeSources(dir, {50, 150, 120, 80});
+  ChunkWindow window(/*capacity=*/250, /*single_pass=*/false, /*seed=*/9);
+  window.Add(sources[0]);
+  window.Add(sources[1]);
+  for (int i = 0; i < 170; ++i) ASSERT_TRUE(window.Next().has_value());
+  window.Add(sources[2]);  // evicts the first source
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(window.Next().has_value());
+  ChunkPoolCheckpoint saved;
+  window.Save(&saved);
+  ASSERT_EQ(saved.source_size(), 2);
+
+  ChunkWindow restored(/*capacity=*/250, /*single_pass=*/false, /*seed=*/1);
+  restored.Restore(saved, [&](const std::string& name) {
+    for (const auto& source : sources) {
+      if (source->name() == name)
+        return std::shared_ptr<const ChunkSource>(source);
+    }
+    return std::shared_ptr<const ChunkSource>();
+  });
+  EXPECT_EQ(restored.chunks(), window.chunks());
+  // The history of sources outlives eviction (the pool saves the sources
+  // that references name out of the window itself).
+  ASSERT_NE(window.RecordOf(0), nullptr);
+  EXPECT_EQ(window.RecordOf(0)->name, sources[0]->name());
+  window.Add(sources[3]);
+  restored.Add(sources[3]);
+  for (int i = 0; i < 700; ++i) {
+    std::optional<ChunkWindow::Draw> a = window.Next();
+    std::optional<ChunkWindow::Draw> b = restored.Next();
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    EXPECT_EQ(a->number, b->number) << "draw " << i;
+    EXPECT_EQ(KeyOf(*a), KeyOf(*b)) << "draw " << i;
+    EXPECT_EQ(a->pass, b->pass) << "draw " << i;
+  }
+}
+
+TEST(ChunkWindowTest, DrawsOfAMissingSourceHaveNoSource) {
+  TempDir dir;
+  auto sources = MakeSources(dir, {30, 30});
+  ChunkWindow window(/*capacity=*/100, /*single_pass=*/true, /*seed=*/2);
+  window.Add(sources[0]);
+  window.Add(sources[1]);
+  ChunkPoolCheckpoint saved;
+  window.Save(&saved);
+  ChunkWindow restored(/*capacity=*/100, /*single_pass=*/true, /*seed=*/2);
+  restored.Restore(saved, [&](const std::string& name) {
+    return name == sources[0]->name()
+               ? std::shared_ptr<const ChunkSource>(sources[0])
+               : nullptr;
+  });
+  int without_source = 0, draws = 0;
+  while (std::optional<ChunkWindow::Draw> draw = restored.Next()) {
+    ++draws;
+    if (draw->source == nullptr) ++without_source;
+  }
+  EXPECT_EQ(draws, 60);
+  EXPECT_EQ(without_source, 30);
+}
+
+}  // namespace
+}  // namespace sluice::lc0

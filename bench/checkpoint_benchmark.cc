@@ -1,0 +1,129 @@
+// checkpoint_benchmark: what a checkpoint of the lc0 training pipeline
+// costs and how fast a resume reaches its first batch.
+//
+//   build/bench/checkpoint_benchmark [--games N] [--rounds N] [--threads N]
+//
+// Run from the repository (it reads proto/examples/lc0_train.textproto).
+// The data set is generated once into /tmp/sluice_lc0_bench_<N> (default
+// 20,000 games: 200 tars of 100). The training pipeline runs in
+// deterministic mode with its sampler's min_fill raised to its
+// reservoir_size (200,000), so that output starts with the reservoir full.
+// After 20 batches, --rounds checkpoints are taken, each between two
+// batches (its time and size printed). Then, per round, a new loader
+// resumes from one of them: the time from building it to its first batch,
+// and a check that the next 10 batches equal those the first run yielded
+// after that checkpoint.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench/lc0_bench_support.h"
+#include "engine/data_loader.h"
+#include "engine/stable_hash.h"
+#include "engine/typed_batch.h"
+#include "stages/stage_factory.h"
+
+namespace sluice::lc0 {
+namespace {
+
+using bench::Clock;
+using bench::Seconds;
+
+uint64_t Hash(const TypedBatch& batch) {
+  uint64_t hash = 0;
+  for (const BatchTensor& tensor : batch.tensors()) {
+    hash = HashCombine(
+        hash, Fnv1a64(std::string_view(
+                  reinterpret_cast<const char*>(tensor.data), tensor.bytes)));
+  }
+  return hash;
+}
+
+std::vector<uint64_t> Take(DataLoader& loader, int count) {
+  std::vector<uint64_t> hashes;
+  for (int i = 0; i < count; ++i) {
+    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
+    if (!batch) bench::Die("the pipeline ended");
+    hashes.push_back(Hash(*batch));
+  }
+  return hashes;
+}
+
+struct Saved {
+  std::string bytes;
+  double seconds;
+  std::vector<uint64_t> next;  // the 10 batches that followed it
+};
+
+int Main(int argc, char** argv) {
+  bench::SetProgramName("checkpoint_benchmark");
+  int games = 20000;
+  int rounds = 5;
+  unsigned threads = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--games") {
+      games = value;
+    } else if (flag == "--rounds") {
+      rounds = std::max(1, value);
+    } else if (flag == "--threads") {
+      threads = std::max(1, value);
+    } else {
+      bench::Die("unknown flag " + flag);
+    }
+  }
+  const std::string dir = "/tmp/sluice_lc0_bench_" + std::to_string(games);
+  const size_t tars = bench::EnsureData(dir, games).size();
+  DataLoaderConfig config = bench::TrainConfig(dir, threads, true);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      auto& sampler = *stage.mutable_shuffling_frame_sampler();
+      sampler.set_min_fill(sampler.reservoir_size());
+    }
+  }
+  std::printf("%zu tars, reservoir %zu frames, %u threads, deterministic\n",
+              tars, bench::ReservoirSize(config), threads);
+
+  std::vector<Saved> saved;
+  {
+    DataLoader loader(CreateStage);
+    loader.Configure(config);
+    const auto start = Clock::now();
+    loader.Start();
+    Take(loader, 1);
+    std::printf("fresh start: first batch after %.2f s\n",
+                Seconds(Clock::now() - start));
+    Take(loader, 19);
+    for (int round = 0; round < rounds; ++round) {
+      const auto before = Clock::now();
+      std::string bytes = loader.Checkpoint();
+      const double seconds = Seconds(Clock::now() - before);
+      saved.push_back({std::move(bytes), seconds, Take(loader, 10)});
+      std::printf("checkpoint %d: %.1f ms, %.2f MB\n", round + 1, 1e3 * seconds,
+                  saved.back().bytes.size() / 1e6);
+    }
+  }
+  for (int round = 0; round < rounds; ++round) {
+    const auto start = Clock::now();
+    DataLoader loader(CreateStage);
+    loader.Configure(config);
+    loader.Resume(saved[round].bytes);
+    loader.Start();
+    std::vector<uint64_t> next = Take(loader, 1);
+    const double first = Seconds(Clock::now() - start);
+    std::vector<uint64_t> rest = Take(loader, 9);
+    next.insert(next.end(), rest.begin(), rest.end());
+    std::printf("resume %d: first batch after %.2f s; next 10 batches %s\n",
+                round + 1, first,
+                next == saved[round].next ? "equal" : "DIFFERENT");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sluice::lc0
+
+int main(int argc, char** argv) { return sluice::lc0::Main(argc, argv); }

@@ -1,0 +1,55 @@
+// What stages say to each other when a pipeline takes a checkpoint
+// (Pipeline::Checkpoint) or resumes from one (Pipeline::Resume).
+//
+// A checkpoint is taken between two batches, stage by stage from the output
+// upstream. Each stage is told from which point of its output the resumed
+// run must produce items again (a ResumeRequest from the stage below), saves
+// what it holds as references, and answers with what it needs from its own
+// input: the point from which the input must flow again, and the items it
+// needs read again first to rebuild its state. A stage that re-reads its
+// sources itself (the chunk pool) ends the walk.
+//
+//   Sampler:  ResumeRequest{.from = frames handed to batches so far}
+//     -> saves its reservoir as ItemRefs,
+//     -> returns {.from = first chunk not wholly taken in,
+//                 .restore = the ItemRefs of its reservoir}
+#ifndef SLUICE_ENGINE_CHECKPOINT_H_
+#define SLUICE_ENGINE_CHECKPOINT_H_
+
+#include <compare>
+#include <cstdint>
+#include <vector>
+
+namespace sluice {
+
+// An item named by reference: item `index` of unit `unit` of a source (for
+// lc0: record `index` of chunk number `unit`).
+struct ItemRef {
+  uint64_t unit = 0;
+  uint32_t index = 0;
+
+  auto operator<=>(const ItemRef&) const = default;
+};
+
+// An item's place in a stream whose items come in groups (the frames of a
+// chunk): group `position`, `ordinal`-th item of it.
+struct StreamCursor {
+  uint64_t position = 0;
+  uint32_t ordinal = 0;
+};
+
+// What a stage needs from its input stage's resumed run.
+struct ResumeRequest {
+  // The point of the input stream from which the stage needs items again;
+  // its unit is agreed between the two stages (documented by both).
+  uint64_t from = 0;
+  // Items to read again ahead of the stream, in any order.
+  std::vector<ItemRef> restore;
+  // Items of group `from` already taken in, to drop again (a stage whose
+  // input comes in groups; 0 otherwise).
+  uint32_t skip = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_CHECKPOINT_H_

@@ -1,0 +1,111 @@
+"""Checkpoint and resume from Python: DataLoader.checkpoint() and
+DataLoader(config, resume_from=...) in deterministic mode, across
+processes and after kill -9 of the first one."""
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import sluice
+
+
+def train_config(directory):
+    return sluice.lc0_pipeline(directory, batch_size=64, chunk_pool_size=30,
+                               reservoir=1200, min_fill=400, seed=5,
+                               deterministic=True)
+
+
+def digest(batch):
+    hasher = hashlib.sha1()
+    for tensor in batch:
+        hasher.update(np.ascontiguousarray(tensor).tobytes())
+    return hasher.hexdigest()
+
+
+def take(loader, count):
+    return [digest(loader.get_next()) for _ in range(count)]
+
+
+# Run in a second process: takes N batches, writes the checkpoint (to a
+# temporary name, then renamed), says so, and goes on pulling batches until
+# it is killed.
+CHECKPOINTING_PROCESS = textwrap.dedent("""
+    import os, sys
+    import sluice
+    directory, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    config = sluice.lc0_pipeline(directory, batch_size=64,
+                                 chunk_pool_size=30, reservoir=1200,
+                                 min_fill=400, seed=5, deterministic=True)
+    loader = sluice.DataLoader(config)
+    loader.start()
+    for _ in range(count):
+        loader.get_next()
+    with open(path + ".tmp", "wb") as out:
+        out.write(loader.checkpoint())
+    os.replace(path + ".tmp", path)
+    print("checkpointed", flush=True)
+    while True:
+        loader.get_next()
+""")
+
+
+def test_resume_after_kill_9_yields_the_batches_that_followed(games_dir,
+                                                             tmp_path):
+    directory, _ = games_dir
+    with sluice.DataLoader(train_config(directory)) as loader:
+        reference = take(loader, 30)
+    path = tmp_path / "loader.checkpoint"
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHECKPOINTING_PROCESS, str(directory),
+         str(path), "12"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "checkpointed"
+        time.sleep(0.2)  # it runs on past the checkpoint
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    checkpoint = path.read_bytes()
+    with sluice.DataLoader(train_config(directory),
+                           resume_from=checkpoint) as resumed:
+        assert take(resumed, 18) == reference[12:30]
+
+
+def test_resumed_eval_pass_yields_every_position_once(games_dir):
+    directory, positions = games_dir
+    config = sluice.lc0_pipeline(directory, mode="eval", batch_size=64,
+                                 deterministic=True)
+    with sluice.DataLoader(config) as loader:
+        reference = [digest(batch) for batch in loader]
+    with sluice.DataLoader(config) as loader:
+        first = take(loader, 5)
+        checkpoint = loader.checkpoint()
+    with sluice.DataLoader(config, resume_from=checkpoint) as resumed:
+        rest = [digest(batch) for batch in resumed]
+    assert first + rest == reference
+
+
+def test_bad_checkpoints_raise_config_error(games_dir):
+    directory, _ = games_dir
+    config = train_config(directory)
+    with sluice.DataLoader(config) as loader:
+        take(loader, 2)
+        checkpoint = loader.checkpoint()
+    with pytest.raises(sluice.ConfigError, match="checkpoint"):
+        sluice.DataLoader(config, resume_from=checkpoint[:-5])
+    with pytest.raises(sluice.ConfigError, match="seed"):
+        other = train_config(directory)
+        other.seed = 6
+        sluice.DataLoader(other, resume_from=checkpoint)
+    not_deterministic = sluice.lc0_pipeline(directory, batch_size=64)
+    with sluice.DataLoader(not_deterministic) as loader:
+        take(loader, 1)
+        with pytest.raises(sluice.ConfigError, match="deterministic"):
+            loader.checkpoint()

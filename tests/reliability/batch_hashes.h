@@ -1,0 +1,82 @@
+// Helpers of the whole-pipeline reproducibility tests (determinism_test,
+// checkpoint_test): batch hashes and thread shapes.
+#ifndef SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
+#define SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/data_loader.h"
+#include "engine/stable_hash.h"
+#include "engine/typed_batch.h"
+#include "stages/stage_factory.h"
+
+namespace sluice {
+
+// The hash of a batch: every tensor's name, dtype, shape and bytes.
+inline uint64_t BatchHash(const TypedBatch& batch) {
+  uint64_t hash = Fnv1a64("batch");
+  for (const BatchTensor& tensor : batch.tensors()) {
+    hash = HashCombine(hash, Fnv1a64(tensor.name));
+    hash = HashCombine(hash, static_cast<uint64_t>(tensor.dtype));
+    for (int64_t dimension : tensor.shape) {
+      hash = HashCombine(hash, static_cast<uint64_t>(dimension));
+    }
+    hash = HashCombine(
+        hash, Fnv1a64(std::string_view(
+                  reinterpret_cast<const char*>(tensor.data), tensor.bytes)));
+  }
+  return hash;
+}
+
+// The hashes of the first `limit` batches (all of them for a finite
+// pipeline: limit 0).
+inline std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
+                                         size_t limit) {
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  loader.Start();
+  std::vector<uint64_t> hashes;
+  while (limit == 0 || hashes.size() < limit) {
+    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
+    if (!batch) break;
+    hashes.push_back(BatchHash(*batch));
+  }
+  loader.Stop();
+  return hashes;
+}
+
+// Thread counts and stage parallelism to compare.
+struct Shape {
+  uint32_t threads;
+  uint32_t parallelism;
+};
+constexpr Shape kShapes[] = {{1, 1}, {2, 2}, {4, 3}, {8, 4}};
+
+inline void SetParallelism(DataLoaderConfig& config, const Shape& shape) {
+  config.set_worker_threads(shape.threads);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_chunk_unpacker()) {
+      stage.mutable_chunk_unpacker()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_tensor_generator()) {
+      stage.mutable_tensor_generator()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_shuffling_chunk_pool()) {
+      stage.mutable_shuffling_chunk_pool()->set_reader_parallelism(
+          4 * shape.parallelism);
+    }
+    if (stage.has_audio_decoder()) {
+      stage.mutable_audio_decoder()->set_parallelism(shape.parallelism);
+    }
+    if (stage.has_spectrogram()) {
+      stage.mutable_spectrogram()->set_parallelism(shape.parallelism);
+    }
+  }
+}
+
+}  // namespace sluice
+
+#endif  // SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_

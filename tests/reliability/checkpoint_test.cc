@@ -1,0 +1,241 @@
+// Checkpoint and resume (Pipeline::Checkpoint / Resume) on whole lc0
+// pipelines in deterministic mode: a resumed run yields exactly the batches
+// the uninterrupted run yielded after the checkpoint, at any thread count,
+// chained and from a checkpoint taken before any batch; an eval pass
+// resumed mid-way yields every position exactly once; damaged, truncated
+// and foreign checkpoints are refused before anything starts; a file that
+// is gone at resume is skipped, counted and warned about.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/data_loader.h"
+#include "engine/typed_batch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stages/lc0/default_pipeline.h"
+#include "stages/stage_factory.h"
+#include "tests/reliability/batch_hashes.h"
+#include "tests/reliability/data_set.h"
+#include "tests/testing/pipeline_test_util.h"
+
+namespace sluice {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A deterministic loader, started, optionally resumed first.
+class RunningLoader {
+ public:
+  explicit RunningLoader(const DataLoaderConfig& config,
+                         const std::string* resume_from = nullptr)
+      : loader_(CreateStage) {
+    loader_.Configure(config);
+    if (resume_from != nullptr) loader_.Resume(*resume_from);
+    loader_.Start();
+  }
+  // Hashes of the next `count` batches (fewer at end of stream; 0: all).
+  std::vector<uint64_t> Take(size_t count) {
+    std::vector<uint64_t> hashes;
+    while (count == 0 || hashes.size() < count) {
+      std::optional<TypedBatch> batch = loader_.GetNext<TypedBatch>();
+      if (!batch) break;
+      hashes.push_back(BatchHash(*batch));
+    }
+    return hashes;
+  }
+  std::string Checkpoint() { return loader_.Checkpoint(); }
+  DataLoader& loader() { return loader_; }
+
+ private:
+  DataLoader loader_;
+};
+
+std::vector<uint64_t> Slice(const std::vector<uint64_t>& all, size_t from,
+                            size_t to) {
+  return {all.begin() + from, all.begin() + to};
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lc0::testing::WriteDataSet(5, {.mode = lc0::OutputMode::kTar,
+                                   .dir = dir_.path(),
+                                   .games = 60,
+                                   .games_per_tar = 20});
+  }
+
+  DataLoaderConfig Config(lc0::PipelineMode mode) const {
+    absl::StatusOr<DataLoaderConfig> config =
+        lc0::MakePipeline({.directories = {dir_.path()},
+                           .mode = mode,
+                           .batch_size = 64,
+                           .chunk_pool_size = 40,
+                           .reservoir_size = 1500,
+                           .min_fill = 500,
+                           .seed = 3});
+    EXPECT_TRUE(config.ok()) << config.status();
+    config->set_deterministic(true);
+    SetParallelism(*config, {2, 2});
+    return *config;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(CheckpointTest, ResumedTrainingYieldsTheBatchesThatFollowed) {
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  const std::vector<uint64_t> reference = BatchHashes(config, 50);
+  ASSERT_EQ(reference.size(), 50u);
+  for (const Shape& shape : {Shape{1, 1}, Shape{4, 3}}) {
+    std::string checkpoint;
+    {
+      RunningLoader first(config);
+      ASSERT_EQ(first.Take(17), Slice(reference, 0, 17));
+      checkpoint = first.Checkpoint();
+      // Batches after the checkpoint do not change it.
+      first.Take(5);
+    }
+    DataLoaderConfig resumed_config = config;
+    SetParallelism(resumed_config, shape);  // threads do not matter
+    RunningLoader resumed(resumed_config, &checkpoint);
+    EXPECT_EQ(resumed.Take(33), Slice(reference, 17, 50))
+        << shape.threads << " threads, parallelism " << shape.parallelism;
+  }
+}
+
+TEST_F(CheckpointTest, CheckpointsChainAndMayBeTakenBeforeAnyBatch) {
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  const std::vector<uint64_t> reference = BatchHashes(config, 40);
+  std::string at_zero;
+  {
+    RunningLoader first(config);
+    at_zero = first.Checkpoint();
+  }
+  std::string at_ten, again_at_ten;
+  {
+    RunningLoader second(config, &at_zero);
+    ASSERT_EQ(second.Take(10), Slice(reference, 0, 10));
+    at_ten = second.Checkpoint();
+  }
+  {
+    // A checkpoint right after a resume, before any batch, is the same
+    // point again.
+    RunningLoader third(config, &at_ten);
+    again_at_ten = third.Checkpoint();
+  }
+  RunningLoader fourth(config, &again_at_ten);
+  ASSERT_EQ(fourth.Take(15), Slice(reference, 10, 25));
+  const std::string at_25 = fourth.Checkpoint();
+  RunningLoader fifth(config, &at_25);
+  EXPECT_EQ(fifth.Take(15), Slice(reference, 25, 40));
+}
+
+TEST_F(CheckpointTest, ResumedEvalPassYieldsEveryPositionOnce) {
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kEval);
+  const std::vector<uint64_t> reference = BatchHashes(config, 0);
+  ASSERT_GT(reference.size(), 20u);
+  for (const size_t cut :
+       {size_t{1}, reference.size() / 2, reference.size() - 1}) {
+    std::string checkpoint;
+    {
+      RunningLoader first(config);
+      ASSERT_EQ(first.Take(cut), Slice(reference, 0, cut));
+      checkpoint = first.Checkpoint();
+    }
+    RunningLoader resumed(config, &checkpoint);
+    EXPECT_EQ(resumed.Take(0), Slice(reference, cut, reference.size()))
+        << "cut after " << cut << " batches";
+  }
+}
+
+TEST_F(CheckpointTest, DamagedTruncatedOrForeignCheckpointsAreRefused) {
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  std::string checkpoint;
+  {
+    RunningLoader first(config);
+    first.Take(3);
+    checkpoint = first.Checkpoint();
+  }
+  const auto refusal = [&](const DataLoaderConfig& with,
+                           const std::string& bytes) -> std::string {
+    DataLoader loader(CreateStage);
+    loader.Configure(with);
+    try {
+      loader.Resume(bytes);
+    } catch (const ConfigError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  std::string damaged = checkpoint;
+  damaged[damaged.size() / 2] ^= 0x20;
+  EXPECT_THAT(refusal(config, damaged), HasSubstr("checkpoint"));
+  EXPECT_THAT(refusal(config, checkpoint.substr(0, checkpoint.size() - 9)),
+              HasSubstr("checkpoint"));
+  EXPECT_THAT(refusal(config, ""), HasSubstr("does not parse"));
+  EXPECT_THAT(refusal(config, "not a checkpoint at all"),
+              HasSubstr("checkpoint"));
+
+  DataLoaderConfig other_seed = config;
+  other_seed.set_seed(4);
+  EXPECT_THAT(refusal(other_seed, checkpoint),
+              AllOf(HasSubstr("another config"), HasSubstr("seed")));
+  DataLoaderConfig other_batch = config;
+  for (StageConfig& stage : *other_batch.mutable_stage()) {
+    if (stage.has_tensor_generator()) {
+      stage.mutable_tensor_generator()->set_batch_size(32);
+    }
+  }
+  EXPECT_THAT(refusal(other_batch, checkpoint), HasSubstr("batch_size"));
+  // Thread counts are not part of the identity.
+  DataLoaderConfig more_threads = config;
+  more_threads.set_worker_threads(5);
+  EXPECT_EQ(refusal(more_threads, checkpoint), "accepted");
+}
+
+TEST_F(CheckpointTest, OnlyADeterministicPipelineTakesCheckpoints) {
+  DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  config.set_deterministic(false);
+  RunningLoader loader(config);
+  loader.Take(1);
+  try {
+    loader.Checkpoint();
+    FAIL() << "a checkpoint of a pipeline that is not deterministic";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("deterministic"));
+  }
+}
+
+TEST_F(CheckpointTest, AFileGoneAtResumeIsSkippedAndCounted) {
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  std::string checkpoint;
+  {
+    RunningLoader first(config);
+    first.Take(12);
+    checkpoint = first.Checkpoint();
+  }
+  std::vector<std::filesystem::path> tars;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+    tars.push_back(entry.path());
+  }
+  ASSERT_GE(tars.size(), 2u);
+  std::sort(tars.begin(), tars.end());
+  std::filesystem::remove(tars.back());
+  RunningLoader resumed(config, &checkpoint);
+  EXPECT_EQ(resumed.Take(20).size(), 20u);
+  const DataLoaderMetricsProto metrics = resumed.loader().GetMetrics();
+  uint64_t gone = 0;
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    for (const SkipCountProto& skip : stage.skipped()) {
+      if (skip.reason() == "checkpoint_source_gone") gone += skip.count();
+    }
+  }
+  EXPECT_GT(gone, 0u);
+}
+
+}  // namespace
+}  // namespace sluice
