@@ -207,7 +207,8 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
       std::move(inputs));
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
   if (context.inputs().size() == 1) {
-    created->set_upstream(OwnerOf(context.inputs()[0].channel));
+    created->set_upstream(OwnerOf(context.inputs()[0].channel),
+                          &checkpoint_gate_);
   }
   for (const QueueConfig& output : config.output()) {
     if (created->GetOutput(output.name()) == nullptr) {
@@ -442,6 +443,7 @@ void Pipeline::Delivered(const ChannelBase* channel) {
   if (outputs_.empty() || channel != outputs_.front().channel) return;
   const uint64_t delivered = delivered_.fetch_add(1) + 1;
   if (options_.deterministic() && outputs_.front().owner != nullptr) {
+    const std::shared_lock gate(checkpoint_gate_);
     outputs_.front().owner->Acknowledge(delivered - resumed_at_);
   }
 }
@@ -472,6 +474,9 @@ absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
     return absl::FailedPreconditionError(
         "checkpoint: needs a pipeline with exactly one output");
   }
+  // Stages acknowledging their input on their own would otherwise trim
+  // logs that the stages upstream have yet to save.
+  const std::unique_lock gate(checkpoint_gate_);
   LoaderCheckpoint checkpoint;
   checkpoint.set_format(kCheckpointFormat);
   *checkpoint.mutable_config() = BatchDefiningConfig();

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -177,6 +178,9 @@ class Pipeline {
   std::vector<Output> outputs_;
   std::vector<std::string> output_specs_;
   std::atomic<uint64_t> delivered_{0};
+  // Held by Checkpoint() while it walks the stages; shared by
+  // acknowledgements (Stage::AcknowledgeUpstream).
+  std::shared_mutex checkpoint_gate_;
   // Batches handed out before the checkpoint this run resumed from; stages
   // count the items of this run only.
   uint64_t resumed_at_ = 0;

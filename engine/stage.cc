@@ -97,6 +97,12 @@ asio::awaitable<void> Stage::RunWorker(asio::awaitable<void> work) {
   if (running_workers_.fetch_sub(1) == 1) CloseOutputs();
 }
 
+void Stage::AcknowledgeUpstream(uint64_t consumed) {
+  if (upstream_ == nullptr) return;
+  std::shared_lock gate(*checkpoint_gate_, std::try_to_lock);
+  if (gate.owns_lock()) upstream_->Acknowledge(consumed);
+}
+
 void Stage::CountSkip(std::string_view reason, uint64_t count) {
   std::lock_guard lock(skips_mu_);
   auto it = skips_.find(reason);

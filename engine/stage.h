@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,7 +116,12 @@ class Stage {
   // The stage whose output is this stage's only input (nullptr when it has
   // none or several); set by the pipeline.
   Stage* upstream() const { return upstream_; }
-  void set_upstream(Stage* upstream) { upstream_ = upstream; }
+  // Set by the pipeline: the upstream stage, and the gate its checkpoints
+  // hold exclusively while they walk the chain (AcknowledgeUpstream).
+  void set_upstream(Stage* upstream, std::shared_mutex* checkpoint_gate) {
+    upstream_ = upstream;
+    checkpoint_gate_ = checkpoint_gate;
+  }
 
  protected:
   explicit Stage(const StageContext& context);
@@ -139,6 +145,13 @@ class Stage {
   void SpawnWorkers(
       const StageRuntime& runtime, int count,
       const std::function<asio::awaitable<void>(int)>& make_worker);
+
+  // For a stage that acknowledges its input on its own (not as a
+  // consequence of its own Acknowledge): upstream()->Acknowledge(consumed),
+  // unless a checkpoint is being taken, which may still need those items
+  // (it is then dropped; acknowledgements are cumulative, the next one
+  // covers it). Never blocks.
+  void AcknowledgeUpstream(uint64_t consumed);
 
   // Stage-specific metrics since the previous call.
   virtual void AddMetrics(StageMetricProto& metrics) {}
@@ -173,6 +186,7 @@ class Stage {
   std::vector<std::unique_ptr<ChannelBase>> outputs_;
   std::unique_ptr<OrderedOutputBase> ordered_output_;
   Stage* upstream_ = nullptr;
+  std::shared_mutex* checkpoint_gate_ = nullptr;
   LoadMeter load_meter_;
   AbortSignal abort_signal_;
   std::atomic<int> running_workers_{0};

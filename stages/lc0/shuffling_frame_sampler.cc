@@ -42,9 +42,8 @@ ShufflingFrameSampler::ShufflingFrameSampler(const StageContext& context,
                 context.deterministic()) {}
 
 void ShufflingFrameSampler::PrepareCheckpoints() {
-  shuffler_.EnableJournal([this](uint64_t position) {
-    if (upstream() != nullptr) upstream()->Acknowledge(position);
-  });
+  shuffler_.EnableJournal(
+      [this](uint64_t position) { AcknowledgeUpstream(position); });
 }
 
 void ShufflingFrameSampler::Start(const StageRuntime& runtime) {

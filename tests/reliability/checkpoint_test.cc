@@ -1,10 +1,11 @@
 // Checkpoint and resume (Pipeline::Checkpoint / Resume) on whole lc0
 // pipelines in deterministic mode: a resumed run yields exactly the batches
 // the uninterrupted run yielded after the checkpoint, at any thread count,
-// chained and from a checkpoint taken before any batch; an eval pass
-// resumed mid-way yields every position exactly once; damaged, truncated
-// and foreign checkpoints are refused before anything starts; a file that
-// is gone at resume is skipped, counted and warned about.
+// chained, taken while the stages run, and from a checkpoint taken before
+// any batch; an eval pass resumed mid-way yields every position exactly
+// once; damaged, truncated and foreign checkpoints are refused before
+// anything starts; a file that is gone at resume is skipped, counted and
+// warned about.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -132,6 +133,24 @@ TEST_F(CheckpointTest, CheckpointsChainAndMayBeTakenBeforeAnyBatch) {
   const std::string at_25 = fourth.Checkpoint();
   RunningLoader fifth(config, &at_25);
   EXPECT_EQ(fifth.Take(15), Slice(reference, 25, 40));
+}
+
+TEST_F(CheckpointTest, CheckpointsTakenWhileTheStagesRunAgree) {
+  // The sampler takes in chunks (and lets the pool forget them) while a
+  // checkpoint walks from the sampler to the pool: each checkpoint must
+  // still find what it names.
+  const DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  const std::vector<uint64_t> reference = BatchHashes(config, 36);
+  std::string last;
+  {
+    RunningLoader first(config);
+    for (size_t batch = 0; batch < 30; ++batch) {
+      ASSERT_EQ(first.Take(1), Slice(reference, batch, batch + 1));
+      last = first.Checkpoint();
+    }
+  }
+  RunningLoader resumed(config, &last);
+  EXPECT_EQ(resumed.Take(6), Slice(reference, 30, 36));
 }
 
 TEST_F(CheckpointTest, ResumedEvalPassYieldsEveryPositionOnce) {
