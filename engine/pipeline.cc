@@ -345,7 +345,12 @@ void Pipeline::Stop() {
 }
 
 void Pipeline::AbortAll() {
-  for (const auto& stage : stages_) stage->Stop();
+  // Downstream first: a stage whose input is cancelled finds its own
+  // output cancelled already, and does not take the end of its input for
+  // the end of the stream.
+  for (auto stage = stages_.rbegin(); stage != stages_.rend(); ++stage) {
+    (*stage)->Stop();
+  }
   abort_.Abort();
 }
 

@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<Stage>> AudioDecoder::Create(
 AudioDecoder::AudioDecoder(const StageContext& context,
                            const AudioDecoderConfig& config,
                            ResampleQuality quality, Channel<Example>* input)
-    : Stage(context),
+    : StatelessStage(context),
       config_(config),
       quality_(quality),
       limits_{.max_seconds = config.max_seconds(),

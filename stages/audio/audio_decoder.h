@@ -35,14 +35,14 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/stage.h"
+#include "engine/stateless_stage.h"
 #include "stages/audio/codec/audio_decoding.h"
 #include "stages/audio/codec/resampler.h"
 #include "stages/generic/example.h"
 
 namespace sluice::audio {
 
-class AudioDecoder final : public Stage {
+class AudioDecoder final : public StatelessStage {
  public:
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);

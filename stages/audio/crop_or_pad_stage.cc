@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<Stage>> CropOrPadStage::Create(
 CropOrPadStage::CropOrPadStage(const StageContext& context,
                                const CropOrPadConfig& config,
                                Channel<Example>* input)
-    : Stage(context),
+    : StatelessStage(context),
       config_(config),
       mode_(config.mode() == CropOrPadConfig::TRAIN ? CropMode::kTrain
                                                     : CropMode::kEval),

@@ -28,13 +28,13 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/stage.h"
+#include "engine/stateless_stage.h"
 #include "stages/audio/dsp/crop_or_pad.h"
 #include "stages/generic/example.h"
 
 namespace sluice::audio {
 
-class CropOrPadStage final : public Stage {
+class CropOrPadStage final : public StatelessStage {
  public:
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);

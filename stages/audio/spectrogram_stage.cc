@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<Stage>> SpectrogramStage::Create(
 SpectrogramStage::SpectrogramStage(const StageContext& context,
                                    const SpectrogramConfig& config,
                                    const Proto& proto, Channel<Example>* input)
-    : Stage(context),
+    : StatelessStage(context),
       config_(config),
       input_field_(proto.input_field()),
       output_field_(proto.output_field()),

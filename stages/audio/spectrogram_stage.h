@@ -31,13 +31,13 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/stage.h"
+#include "engine/stateless_stage.h"
 #include "stages/audio/dsp/spectrogram.h"
 #include "stages/generic/example.h"
 
 namespace sluice::audio {
 
-class SpectrogramStage final : public Stage {
+class SpectrogramStage final : public StatelessStage {
  public:
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);

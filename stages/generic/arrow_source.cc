@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -38,6 +39,10 @@ struct ArrowSource::DatasetFile {
   int64_t rows = 0;
   int64_t offset = 0;  // index of the file's first row
   std::vector<ColumnPlan> plan;
+  uint64_t size = 0;    // bytes, when surveyed
+  uint32_t number = 0;  // its place in the sorted data set
+  // A resume found it gone or changed since the checkpoint: read as empty.
+  bool gone = false;
 };
 
 // Recycled record batch buffers. Shared with the batches' deleters, which
@@ -463,12 +468,16 @@ asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
                std::string(plan.status().message()));
       continue;
     }
-    auto file =
-        std::make_unique<DatasetFile>(DatasetFile{.path = std::move(path),
-                                                  .stream = survey->stream,
-                                                  .rows = survey->rows,
-                                                  .offset = offset,
-                                                  .plan = *std::move(plan)});
+    std::error_code size_error;
+    const uint64_t size = std::filesystem::file_size(path, size_error);
+    auto file = std::make_unique<DatasetFile>(
+        DatasetFile{.path = std::move(path),
+                    .stream = survey->stream,
+                    .rows = survey->rows,
+                    .offset = offset,
+                    .plan = *std::move(plan),
+                    .size = size_error ? 0 : size,
+                    .number = static_cast<uint32_t>(dataset_.size())});
     offset += file->rows;
     dataset_.push_back(std::move(file));
   }
@@ -480,10 +489,20 @@ asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
 
 asio::awaitable<void> ArrowSource::Read() {
   co_await Survey(co_await Discover());
+  if (abort_signal().aborted()) co_return;  // stopped during discovery
+  const bool resuming = resume_from_.has_value() && resume_from_->started();
+  if (resuming) {
+    AdoptSavedDataSet();
+    if (!co_await ReadRestoredRows()) co_return;
+  }
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    surveyed_ = true;
+  }
   const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
   std::vector<const DatasetFile*> order;
   for (const auto& file : dataset_) order.push_back(file.get());
-  for (uint64_t pass = 0; !dataset_.empty(); ++pass) {
+  for (uint64_t pass = start_.pass; !dataset_.empty(); ++pass) {
     const uint64_t pass_seed = seed_ + pass;
     if (train) {
       // Fisher-Yates over the sorted list, so the order depends on the
@@ -498,8 +517,20 @@ asio::awaitable<void> ArrowSource::Read() {
       }
     }
     const uint64_t before = delivered_;
-    for (const DatasetFile* file : order) {
-      if (!co_await ReadFile(file, pass_seed)) co_return;
+    const bool first_pass = pass == start_.pass;
+    for (uint64_t slot = first_pass ? start_.slot : 0; slot < order.size();
+         ++slot) {
+      FileRead read{.pass = pass};
+      if (first_pass && slot == start_.slot) read.from_row = start_.row;
+      {
+        std::lock_guard lock(checkpoint_mu_);
+        read.position = next_position_++;
+        if (log_reads_) {
+          read_log_.push_back(
+              {.position = read.position, .pass = pass, .slot = slot});
+        }
+      }
+      if (!co_await ReadFile(order[slot], read)) co_return;
     }
     passes_.fetch_add(1);
     if (!train) break;
@@ -516,7 +547,8 @@ asio::awaitable<void> ArrowSource::Read() {
 }
 
 asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
-                                            uint64_t pass_seed) {
+                                            FileRead read) {
+  if (file->gone) co_return true;
   const auto fail = [&](const absl::Status& status) {
     SkipFile(FileSkipReason(status), std::string(status.message()));
   };
@@ -558,7 +590,7 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
         co_return true;
       }
       const int64_t rows = batch->num_rows();
-      if (!co_await Deliver(*std::move(batch), file, row, pass_seed)) {
+      if (!co_await Deliver(*std::move(batch), file, row, read)) {
         co_return false;
       }
       row += rows;
@@ -583,7 +615,7 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
       co_return true;
     }
     const int64_t rows = (*batch)->num_rows();
-    if (!co_await Deliver(std::move(**batch), file, row, pass_seed)) {
+    if (!co_await Deliver(std::move(**batch), file, row, read)) {
       co_return false;
     }
     row += rows;
@@ -593,7 +625,25 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
 asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
                                            const DatasetFile* file,
                                            int64_t first_row,
-                                           uint64_t pass_seed) {
+                                           const FileRead& read) {
+  std::optional<std::vector<int64_t>> only_rows;
+  if (read.only_rows != nullptr) {
+    const int64_t end = first_row + batch.num_rows();
+    only_rows.emplace();
+    for (auto it = std::lower_bound(read.only_rows->begin(),
+                                    read.only_rows->end(), first_row);
+         it != read.only_rows->end() && *it < end; ++it) {
+      only_rows->push_back(*it - first_row);
+    }
+  }
+  if ((only_rows && only_rows->empty()) ||
+      first_row + batch.num_rows() <= read.from_row) {
+    // Nothing of it is wanted: its permit goes back at once.
+    pool_->Give(std::move(batch).TakeBuffer());
+    bool permit = true;
+    permits_.TrySend(permit);
+    co_return true;
+  }
   record_batches_.fetch_add(1);
   ++delivered_;
   int64_t batch_bytes = 0;
@@ -618,7 +668,9 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
       .file = file,
       .first_row = first_row,
       .rows = rows,
-      .pass_seed = pass_seed};
+      .pass_seed = seed_ + read.pass,
+      .read = read,
+      .only_rows = std::move(only_rows)};
   bytes_.fetch_add(static_cast<uint64_t>(batch_bytes));
   co_return co_await batches_.Send(std::move(loaded), load_meter());
 }
@@ -638,8 +690,6 @@ std::pair<int64_t, int64_t> ArrowSource::RankRows(
 }
 
 asio::awaitable<void> ArrowSource::Emit() {
-  const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
-  const uint64_t max_bytes = config_.max_value_bytes();
   while (std::optional<LoadedBatch> loaded =
              co_await batches_.Receive(load_meter())) {
     const RecordBatch& batch = *loaded->batch;
@@ -648,82 +698,21 @@ asio::awaitable<void> ArrowSource::Emit() {
     for (const ColumnPlan& plan : file.plan) {
       chains.push_back(ColumnChain(batch, plan));
     }
-    const auto [rank_begin, rank_end] = RankRows(*loaded);
-    for (int64_t r = rank_begin; r < rank_end; ++r) {
-      Example example;
-      example.Reserve(file.plan.size() + 2);  // the columns, index, seed
-      std::string_view skip;
-      const ColumnPlan* skipped = nullptr;
-      for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
-        const ColumnPlan& plan = file.plan[c];
-        const std::vector<const ArrayView*>& chain = chains[c];
-        if (std::any_of(chain.begin(), chain.end(),
-                        [r](const ArrayView* a) { return a->IsNull(r); })) {
-          skip = "null_value";
-          skipped = &plan;
-          break;
-        }
-        const ArrayView& array = *chain.back();
-        switch (plan.kind) {
-          case ColumnPlan::Kind::kBytes: {
-            const std::span<const std::byte> value = array.Binary(r);
-            if (max_bytes > 0 && value.size() > max_bytes) {
-              skip = "value_too_large";
-              skipped = &plan;
-              break;
-            }
-            example.Set(plan.field,
-                        ExampleField::View(DType::kUInt8,
-                                           {static_cast<int64_t>(value.size())},
-                                           value, loaded->batch));
-            break;
-          }
-          case ColumnPlan::Kind::kList: {
-            const auto [begin, end] = array.ListRange(r);
-            const ArrayView& values = array.child(0);
-            if (values.null_count() > 0) {
-              for (int64_t i = begin; i < end; ++i) {
-                if (values.IsNull(i)) {
-                  skip = "null_value";
-                  skipped = &plan;
-                  break;
-                }
-              }
-              if (!skip.empty()) break;
-            }
-            const size_t width = DTypeSize(plan.dtype);
-            const std::span<const std::byte> bytes =
-                values.values_bytes().subspan(begin * width,
-                                              (end - begin) * width);
-            if (max_bytes > 0 && bytes.size() > max_bytes) {
-              skip = "value_too_large";
-              skipped = &plan;
-              break;
-            }
-            example.Set(plan.field,
-                        ExampleField::View(plan.dtype, {end - begin}, bytes,
-                                           loaded->batch));
-            break;
-          }
-          case ColumnPlan::Kind::kBool:
-            example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
-            break;
-          case ColumnPlan::Kind::kScalar:
-            example.Set(plan.field, ScalarField(array, plan.type, r));
-            break;
-        }
-      }
-      const int64_t file_row = loaded->first_row + r;
-      if (!skip.empty()) {
-        SkipRow(skip, file, skipped->column, file_row);
-        continue;
-      }
-      const int64_t index = file.offset + file_row;
-      const uint64_t seed =
-          train ? loaded->pass_seed + static_cast<uint64_t>(index) : 0;
-      example.Set(kIndexField, ExampleField::Scalar(index));
-      example.Set(kSeedField, ExampleField::Scalar(static_cast<int64_t>(seed)));
-      if (!co_await output_->Send(std::move(example), load_meter())) {
+    // Rows [begin, end) of the batch, or of its only_rows.
+    const std::vector<int64_t>* only =
+        loaded->only_rows ? &*loaded->only_rows : nullptr;
+    auto [begin, end] = RankRows(*loaded);
+    begin = std::max(begin, loaded->read.from_row - loaded->first_row);
+    if (only != nullptr) {
+      begin = 0;
+      end = static_cast<int64_t>(only->size());
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t r = only != nullptr ? (*only)[i] : i;
+      if (r >= loaded->rows) break;  // a restored row cut by file_changed
+      std::optional<Example> example = MakeExample(*loaded, chains, r);
+      if (!example) continue;  // skipped and counted
+      if (!co_await output_->Send(*std::move(example), load_meter())) {
         co_return;
       }
       rows_emitted_.fetch_add(1, std::memory_order_relaxed);
@@ -732,6 +721,91 @@ asio::awaitable<void> ArrowSource::Emit() {
     bool permit = true;
     permits_.TrySend(permit);
   }
+}
+
+std::optional<Example> ArrowSource::MakeExample(
+    const LoadedBatch& loaded,
+    const std::vector<std::vector<const ArrayView*>>& chains, int64_t r) {
+  const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
+  const uint64_t max_bytes = config_.max_value_bytes();
+  const DatasetFile& file = *loaded.file;
+  Example example;
+  example.Reserve(file.plan.size() + 2);  // the columns, index, seed
+  std::string_view skip;
+  const ColumnPlan* skipped = nullptr;
+  for (size_t c = 0; c < file.plan.size() && skip.empty(); ++c) {
+    const ColumnPlan& plan = file.plan[c];
+    const std::vector<const ArrayView*>& chain = chains[c];
+    if (std::any_of(chain.begin(), chain.end(),
+                    [r](const ArrayView* a) { return a->IsNull(r); })) {
+      skip = "null_value";
+      skipped = &plan;
+      break;
+    }
+    const ArrayView& array = *chain.back();
+    switch (plan.kind) {
+      case ColumnPlan::Kind::kBytes: {
+        const std::span<const std::byte> value = array.Binary(r);
+        if (max_bytes > 0 && value.size() > max_bytes) {
+          skip = "value_too_large";
+          skipped = &plan;
+          break;
+        }
+        example.Set(plan.field,
+                    ExampleField::View(DType::kUInt8,
+                                       {static_cast<int64_t>(value.size())},
+                                       value, loaded.batch));
+        break;
+      }
+      case ColumnPlan::Kind::kList: {
+        const auto [begin, end] = array.ListRange(r);
+        const ArrayView& values = array.child(0);
+        if (values.null_count() > 0) {
+          for (int64_t i = begin; i < end; ++i) {
+            if (values.IsNull(i)) {
+              skip = "null_value";
+              skipped = &plan;
+              break;
+            }
+          }
+          if (!skip.empty()) break;
+        }
+        const size_t width = DTypeSize(plan.dtype);
+        const std::span<const std::byte> bytes =
+            values.values_bytes().subspan(begin * width, (end - begin) * width);
+        if (max_bytes > 0 && bytes.size() > max_bytes) {
+          skip = "value_too_large";
+          skipped = &plan;
+          break;
+        }
+        example.Set(plan.field, ExampleField::View(plan.dtype, {end - begin},
+                                                   bytes, loaded.batch));
+        break;
+      }
+      case ColumnPlan::Kind::kBool:
+        example.Set(plan.field, ExampleField::Scalar(array.Bool(r)));
+        break;
+      case ColumnPlan::Kind::kScalar:
+        example.Set(plan.field, ScalarField(array, plan.type, r));
+        break;
+    }
+  }
+  const int64_t file_row = loaded.first_row + r;
+  if (!skip.empty()) {
+    SkipRow(skip, file, skipped->column, file_row);
+    return std::nullopt;
+  }
+  const int64_t index = file.offset + file_row;
+  const uint64_t seed =
+      train ? loaded.pass_seed + static_cast<uint64_t>(index) : 0;
+  example.Set(kIndexField, ExampleField::Scalar(index));
+  example.Set(kSeedField, ExampleField::Scalar(static_cast<int64_t>(seed)));
+  example.set_origin({.ref = {.unit = loaded.read.pass << 32 | file.number,
+                              .index = static_cast<uint32_t>(file_row)},
+                      .cursor = {.position = loaded.read.position,
+                                 .ordinal = static_cast<uint32_t>(file_row)},
+                      .restored = loaded.only_rows.has_value()});
+  return example;
 }
 
 asio::awaitable<void> ArrowSource::EmitBlocks() {
@@ -763,6 +837,145 @@ asio::awaitable<void> ArrowSource::EmitBlocks() {
     bool permit = true;
     permits_.TrySend(permit);
   }
+}
+
+void ArrowSource::AdoptSavedDataSet() {
+  std::map<std::string, std::unique_ptr<DatasetFile>, std::less<>> surveyed;
+  for (std::unique_ptr<DatasetFile>& file : dataset_) {
+    surveyed.emplace(file->path, std::move(file));
+  }
+  dataset_.clear();
+  int64_t offset = 0;
+  for (const ArrowSourceCheckpoint::File& saved : resume_from_->file()) {
+    std::unique_ptr<DatasetFile> file;
+    auto it = surveyed.find(saved.path());
+    if (it != surveyed.end() && it->second->rows == saved.rows() &&
+        it->second->size == saved.size()) {
+      file = std::move(it->second);
+    } else {
+      const bool changed = it != surveyed.end();
+      CountSkip(changed ? "checkpoint_source_changed"
+                        : "checkpoint_source_gone");
+      LogWarning("stage ", name(), ": resume: ", saved.path(),
+                 changed ? " has changed" : " is gone (or unreadable)",
+                 " since the checkpoint; its rows are skipped");
+      file = std::make_unique<DatasetFile>(DatasetFile{
+          .path = saved.path(), .rows = saved.rows(), .gone = true});
+    }
+    if (it != surveyed.end()) surveyed.erase(it);
+    file->offset = offset;
+    file->number = static_cast<uint32_t>(dataset_.size());
+    offset += file->rows;
+    dataset_.push_back(std::move(file));
+  }
+  if (!surveyed.empty()) {
+    CountSkip("checkpoint_source_new", surveyed.size());
+    LogWarning("stage ", name(), ": resume: ", surveyed.size(),
+               " Arrow files are new since the checkpoint (e.g. ",
+               surveyed.begin()->first,
+               "); the resumed run reads the checkpoint's data set only");
+  }
+  dataset_files_ = dataset_.size();
+  dataset_rows_ = static_cast<uint64_t>(offset);
+}
+
+asio::awaitable<bool> ArrowSource::ReadRestoredRows() {
+  // By (pass, file number): the rows to read again, sorted.
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<int64_t>> wanted;
+  const ItemRefs& restore = resume_from_->restore();
+  for (int i = 0; i < restore.unit_size(); ++i) {
+    wanted[{restore.unit(i) >> 32, static_cast<uint32_t>(restore.unit(i))}]
+        .push_back(restore.index(i));
+  }
+  for (auto& [key, rows] : wanted) {
+    if (key.second >= dataset_.size()) continue;  // counted downstream
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    if (!co_await ReadFile(dataset_[key.second].get(),
+                           {.pass = key.first, .only_rows = &rows})) {
+      co_return false;
+    }
+  }
+  co_return true;
+}
+
+void ArrowSource::PrepareCheckpoints() { log_reads_ = output_ != nullptr; }
+
+void ArrowSource::Acknowledge(uint64_t consumed) {
+  std::lock_guard lock(checkpoint_mu_);
+  while (!read_log_.empty() && read_log_.front().position < consumed) {
+    read_log_.pop_front();
+  }
+}
+
+absl::StatusOr<std::optional<ResumeRequest>> ArrowSource::SaveCheckpoint(
+    const ResumeRequest& downstream, std::string* state) {
+  if (!log_reads_) {
+    return absl::UnimplementedError(absl::StrCat(
+        "stage '", name(),
+        "' cannot be checkpointed with output ROW_BLOCKS (use EXAMPLES)"));
+  }
+  ArrowSourceCheckpoint saved;
+  {
+    std::lock_guard lock(checkpoint_mu_);
+    if (!surveyed_) {
+      // Nothing read yet: the state is the one it resumes from, if any.
+      if (resume_from_.has_value()) {
+        saved = *resume_from_;
+        saved.clear_restore();
+      } else {
+        saved.set_started(false);
+      }
+    } else {
+      saved.set_started(true);
+      for (const std::unique_ptr<DatasetFile>& file : dataset_) {
+        ArrowSourceCheckpoint::File& out = *saved.add_file();
+        out.set_path(file->path);
+        out.set_rows(file->rows);
+        out.set_size(file->size);
+      }
+      const auto read = std::find_if(
+          read_log_.begin(), read_log_.end(), [&](const LoggedRead& logged) {
+            return logged.position == downstream.from;
+          });
+      if (read != read_log_.end()) {
+        saved.set_pass(read->pass);
+        saved.set_slot(read->slot);
+        saved.set_row(downstream.skip);
+      } else if (downstream.from == 0 && next_position_ == 0) {
+        saved.set_pass(start_.pass);
+        saved.set_slot(start_.slot);
+        saved.set_row(start_.row);
+      } else {
+        return absl::InternalError(
+            absl::StrCat("stage '", name(), "': file read ", downstream.from,
+                         " of the stream is no longer logged"));
+      }
+    }
+  }
+  for (const ItemRef& ref : downstream.restore) {
+    saved.mutable_restore()->add_unit(ref.unit);
+    saved.mutable_restore()->add_index(ref.index);
+  }
+  saved.SerializeToString(state);
+  return std::nullopt;
+}
+
+absl::Status ArrowSource::RestoreCheckpoint(const std::string& state) {
+  ArrowSourceCheckpoint saved;
+  if (!saved.ParseFromString(state) ||
+      saved.restore().unit_size() != saved.restore().index_size()) {
+    return absl::InvalidArgumentError(
+        "the Arrow source's state does not parse");
+  }
+  if (saved.started() && saved.row() < 0) {
+    return absl::InvalidArgumentError(
+        "the Arrow source's state resumes at a negative row");
+  }
+  start_ = {.pass = saved.pass(), .slot = saved.slot(), .row = saved.row()};
+  if (!saved.started()) start_ = {};
+  resume_from_ = std::move(saved);
+  return absl::OkStatus();
 }
 
 void ArrowSource::AddMetrics(StageMetricProto& metrics) {

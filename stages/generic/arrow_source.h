@@ -49,6 +49,20 @@
 // each within one row per file of its share. `index` stays the row's
 // place in the whole data set.
 //
+// Checkpoints (deterministic mode, EXAMPLES output; engine/checkpoint.h):
+// each example's origin names it by ref {unit = pass << 32 | file number
+// (its place in the sorted data set), index = row of the file} and places
+// it by cursor {position = the file's read in this run's stream, ordinal =
+// row of the file}. A checkpoint saves the data set (paths, row counts and
+// sizes), the point the stream resumes at (pass, file of the pass's order,
+// row) and the rows the next stages need read again. A resumed source
+// reads those rows first (origin().restored), then the stream from that
+// point, over the checkpoint's data set: a file gone or changed since
+// (another row count or size) is warned about, counted
+// (checkpoint_source_gone, checkpoint_source_changed) and read as empty;
+// files new since are warned about, counted (checkpoint_source_new) and
+// not read.
+//
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
 // those examples are gone (the downstream channels bound how many).
@@ -66,7 +80,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +92,7 @@
 #include "engine/stage.h"
 #include "io/arrow/record_batch.h"
 #include "io/async_file_reader.h"
+#include "proto/loader_checkpoint.pb.h"
 #include "stages/generic/discovered_file.h"
 #include "stages/generic/example.h"
 #include "stages/generic/example_block.h"
@@ -94,6 +112,11 @@ class ArrowSource final : public Stage {
   void Start(const StageRuntime& runtime) override;
   void Stop() override;
   bool ShardsByRank() const override { return true; }
+  void PrepareCheckpoints() override;
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
 
   using ColumnPlan = ArrowColumnPlan;
   // One file of the dataset, as the survey found it.
@@ -104,12 +127,39 @@ class ArrowSource final : public Stage {
 
  private:
   // A record batch on its way from the reader to the emitter.
+  // Which rows of a file one read is for, and how its examples are tagged.
+  struct FileRead {
+    uint64_t pass = 0;
+    // The read's place in this run's stream (the examples' cursor).
+    uint64_t position = 0;
+    // Rows of the file before this one are not emitted (a resume's first
+    // file).
+    int64_t from_row = 0;
+    // A resume's restore: only these rows of the file (sorted), tagged
+    // restored; nullptr for a read of the stream.
+    const std::vector<int64_t>* only_rows = nullptr;
+  };
   struct LoadedBatch {
     std::shared_ptr<const io::arrow::RecordBatch> batch;
     const DatasetFile* file = nullptr;
     int64_t first_row = 0;  // the batch's first row within the file
     int64_t rows = 0;       // rows to emit (may be cut by file_changed)
     uint64_t pass_seed = 0;
+    FileRead read;
+    // The batch's rows to emit (batch-relative), when not [0, rows).
+    std::optional<std::vector<int64_t>> only_rows;
+  };
+  // Where the stream of a run starts: pass, file of the pass's order, row.
+  struct StreamPoint {
+    uint64_t pass = 0;
+    uint64_t slot = 0;
+    int64_t row = 0;
+  };
+  // A file read of the stream (for checkpoints).
+  struct LoggedRead {
+    uint64_t position = 0;
+    uint64_t pass = 0;
+    uint64_t slot = 0;
   };
   class BufferPool;
 
@@ -124,11 +174,22 @@ class ArrowSource final : public Stage {
   asio::awaitable<std::vector<std::string>> Discover();
   asio::awaitable<void> Survey(std::vector<std::string> paths);
   // Reads one file for one pass; false once the stage is stopping.
-  asio::awaitable<bool> ReadFile(const DatasetFile* file, uint64_t pass_seed);
+  asio::awaitable<bool> ReadFile(const DatasetFile* file, FileRead read);
   // Hands a batch to the emitter; false once the stage is stopping.
   asio::awaitable<bool> Deliver(io::arrow::RecordBatch batch,
                                 const DatasetFile* file, int64_t first_row,
-                                uint64_t pass_seed);
+                                const FileRead& read);
+  // A resume: the checkpoint's data set in place of the survey's.
+  void AdoptSavedDataSet();
+  // A resume: reads the rows the checkpoint names; false once stopping.
+  asio::awaitable<bool> ReadRestoredRows();
+  // The example of batch row `r` of `loaded` (`chains`: each column's
+  // arrays down to its value), or nullopt when the row is skipped
+  // (counted).
+  std::optional<Example> MakeExample(
+      const LoadedBatch& loaded,
+      const std::vector<std::vector<const io::arrow::ArrayView*>>& chains,
+      int64_t r);
   void SkipFile(std::string_view reason, const std::string& message);
   void SkipRow(std::string_view reason, const DatasetFile& file,
                const std::string& field, int64_t row);
@@ -151,6 +212,15 @@ class ArrowSource final : public Stage {
   std::vector<std::unique_ptr<DatasetFile>> dataset_;
   // Batches delivered so far (the Read coroutine only).
   uint64_t delivered_ = 0;
+  // Checkpoints: a resume's state (set before Start), and the stream's
+  // file reads not yet acknowledged (under checkpoint_mu_).
+  std::optional<ArrowSourceCheckpoint> resume_from_;
+  StreamPoint start_;
+  bool log_reads_ = false;  // set before Start()
+  std::mutex checkpoint_mu_;
+  bool surveyed_ = false;
+  std::deque<LoggedRead> read_log_;
+  uint64_t next_position_ = 0;
 
   std::atomic<uint64_t> files_{0};
   std::atomic<uint64_t> record_batches_{0};

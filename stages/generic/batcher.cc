@@ -168,9 +168,11 @@ asio::awaitable<void> Batcher::Run() {
   std::optional<TypedBatch> open;
   size_t filled = 0;
   size_t since_yield = 0;
+  uint64_t taken = 0;  // examples taken in (for checkpoints)
   while (co_await input_->ReceiveSome(examples, kExamplesPerReceive,
                                       load_meter())) {
     for (const Example& example : examples) {
+      ++taken;
       if (!Match(example)) continue;
       if (!open) open = NewBatch();
       CopyInto(*open, filled);
@@ -178,6 +180,7 @@ asio::awaitable<void> Batcher::Run() {
       TypedBatch full = std::move(*open);
       open.reset();
       filled = 0;
+      LogBatchEnd(taken);
       if (!co_await Emit(std::move(full))) co_return;
     }
     since_yield += examples.size();
@@ -193,7 +196,55 @@ asio::awaitable<void> Batcher::Run() {
   if (!open) co_return;
   std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
   open.reset();
-  if (last) co_await Emit(std::move(*last));
+  if (!last) co_return;
+  LogBatchEnd(taken);
+  co_await Emit(std::move(*last));
+}
+
+void Batcher::LogBatchEnd(uint64_t taken) {
+  if (!log_batches_) return;
+  std::lock_guard lock(log_mu_);
+  batch_ends_.push_back(taken);
+}
+
+void Batcher::PrepareCheckpoints() { log_batches_ = input_ != nullptr; }
+
+void Batcher::Acknowledge(uint64_t consumed) {
+  if (consumed == 0 || !log_batches_) return;
+  uint64_t examples;
+  {
+    std::lock_guard lock(log_mu_);
+    // Batch consumed - 1's end is kept: SaveCheckpoint(consumed) needs it.
+    while (batch_log_base_ + 1 < consumed && !batch_ends_.empty()) {
+      batch_ends_.pop_front();
+      ++batch_log_base_;
+    }
+    if (batch_log_base_ + 1 != consumed || batch_ends_.empty()) return;
+    examples = batch_ends_.front();
+  }
+  if (upstream() != nullptr) upstream()->Acknowledge(examples);
+}
+
+absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
+    const ResumeRequest& downstream, std::string* state) {
+  if (!log_batches_) {
+    return absl::UnimplementedError(absl::StrCat(
+        "stage '", name(),
+        "' cannot be checkpointed: it takes blocks (arrow_source's "
+        "ROW_BLOCKS output) or is not on the chain of the pipeline's output"));
+  }
+  if (downstream.from == 0) return ResumeRequest{.from = 0};
+  std::lock_guard lock(log_mu_);
+  const uint64_t last = downstream.from - 1;
+  if (last < batch_log_base_ || last - batch_log_base_ >= batch_ends_.size()) {
+    return absl::InternalError(absl::StrCat("stage '", name(), "': batch ",
+                                            last, " is no longer logged"));
+  }
+  return ResumeRequest{.from = batch_ends_[last - batch_log_base_]};
+}
+
+absl::Status Batcher::RestoreCheckpoint(const std::string& state) {
+  return absl::OkStatus();  // nothing kept: the open batch is built again
 }
 
 asio::awaitable<void> Batcher::RunBlocks() {

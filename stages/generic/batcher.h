@@ -46,6 +46,11 @@
 //   time naming the stage and the field.
 // - One coroutine; it yields to the executor after about a batch of work.
 //   Stop() ends it at its next channel wait.
+// - Checkpoints (deterministic mode, Example input): positions downstream
+//   are batches emitted in this run; it keeps, per batch not yet
+//   acknowledged, how many examples it had taken in up to its last, and
+//   asks its input to resume from there (a partial batch being filled is
+//   built again). Block input cannot be checkpointed.
 // - Metrics: batches and examples emitted, padded and dropped examples,
 //   batch buffer bytes.
 #ifndef SLUICE_STAGES_GENERIC_BATCHER_H_
@@ -54,8 +59,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -77,6 +85,11 @@ class Batcher final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  void PrepareCheckpoints() override;
+  void Acknowledge(uint64_t consumed) override;
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override;
+  absl::Status RestoreCheckpoint(const std::string& state) override;
 
   // The batch layout, one spec per schema field.
   const std::vector<BatchTensorSpec>& specs() const { return specs_; }
@@ -115,6 +128,9 @@ class Batcher final : public Stage {
   // Applies last_batch to a partial batch of `filled` slots; nullopt when
   // nothing is to be emitted.
   std::optional<TypedBatch> FinishPartial(TypedBatch batch, size_t filled);
+  // Checkpoints: notes that the batch about to be emitted ends after
+  // `taken` examples of this run's input.
+  void LogBatchEnd(uint64_t taken);
 
   const size_t batch_size_;
   const BatcherConfig::LastBatch last_batch_;
@@ -131,6 +147,12 @@ class Batcher final : public Stage {
   std::vector<size_t> position_hints_;
   // Per schema field, the matched column of the current block.
   std::vector<const BlockColumn*> block_sources_;
+  // Checkpoints: examples taken in up to the end of batch batch_log_base_
+  // + i (of this run), for the batches not yet acknowledged.
+  bool log_batches_ = false;  // set before Start()
+  std::mutex log_mu_;
+  std::deque<uint64_t> batch_ends_;
+  uint64_t batch_log_base_ = 0;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> examples_{0};
   std::atomic<uint64_t> padded_{0};

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/checkpoint.h"
 #include "engine/dtype.h"
 
 namespace sluice {
@@ -95,8 +96,19 @@ class ExampleField {
   size_t size_ = 0;  // bytes
 };
 
-// Named fields in the order they were set. Few fields per example: lookups
-// are linear.
+// Where a source's example comes from, for checkpoints
+// (engine/checkpoint.h): `ref` names it for reading it again, `cursor` is
+// its place in the source's stream (arrow_source: see its header). Sources
+// that cannot be checkpointed leave it zero.
+struct ExampleOrigin {
+  ItemRef ref;
+  StreamCursor cursor;
+  // Read again ahead of the stream by a resuming source.
+  bool restored = false;
+};
+
+// Named fields in the order they were set, and the example's origin. Few
+// fields per example: lookups are linear.
 class Example {
  public:
   // Room for `fields` fields without reallocating (a source knows how
@@ -111,10 +123,21 @@ class Example {
   const std::vector<std::pair<std::string, ExampleField>>& fields() const {
     return fields_;
   }
+  const ExampleOrigin& origin() const { return origin_; }
+  void set_origin(const ExampleOrigin& origin) { origin_ = origin; }
 
  private:
   std::vector<std::pair<std::string, ExampleField>> fields_;
+  ExampleOrigin origin_;
 };
+
+// Checkpoint references of an example (for ReservoirShuffler's journal).
+inline ItemRef CheckpointRef(const Example& example) {
+  return example.origin().ref;
+}
+inline StreamCursor CheckpointCursor(const Example& example) {
+  return example.origin().cursor;
+}
 
 }  // namespace sluice
 

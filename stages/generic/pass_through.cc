@@ -35,7 +35,7 @@ absl::StatusOr<std::unique_ptr<Stage>> PassThrough::Create(
 PassThrough::PassThrough(const StageContext& context,
                          const PassThroughConfig& config,
                          Channel<uint64_t>* input)
-    : Stage(context),
+    : StatelessStage(context),
       config_(config),
       input_(input),
       output_(AddOutput<uint64_t>()),

@@ -10,11 +10,11 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "engine/stage.h"
+#include "engine/stateless_stage.h"
 
 namespace sluice {
 
-class PassThrough final : public Stage {
+class PassThrough final : public StatelessStage {
  public:
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);

@@ -177,9 +177,14 @@ class ReservoirShuffler {
     }
     restored_pending_ = std::vector<T>();
     uint64_t handled = 0;
-    std::vector<T> incoming;
+    std::vector<T> incoming = std::move(put_back_);
     incoming.reserve(kItemsPerReceive);
-    while (co_await input->ReceiveSome(incoming, kItemsPerReceive, meter)) {
+    while (true) {
+      if (incoming.empty()) {
+        const bool received =
+            co_await input->ReceiveSome(incoming, kItemsPerReceive, meter);
+        if (!received) break;
+      }
       received_.fetch_add(incoming.size(), std::memory_order_relaxed);
       for (T& item : incoming) {
         std::optional<T> evicted;
@@ -309,6 +314,11 @@ class ReservoirShuffler {
     UpdateFill();
   }
 
+  // Before Run(): an item already taken from the input (by a stage that
+  // read its restored items up to the first of the stream), which Run
+  // takes in first.
+  void PutBack(T item) { put_back_.push_back(std::move(item)); }
+
   // Metrics since the previous call; thread-safe.
   ReservoirMetrics TakeMetrics() {
     return {.capacity = size_,
@@ -399,6 +409,7 @@ class ReservoirShuffler {
   std::optional<StreamCursor> last_taken_;
   uint32_t skip_below_ = 0;
   std::vector<T> restored_pending_;
+  std::vector<T> put_back_;
   std::atomic<uint64_t> fill_{0};
   std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> emitted_{0};

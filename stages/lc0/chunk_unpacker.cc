@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Stage>> ChunkUnpacker::Create(
 ChunkUnpacker::ChunkUnpacker(const StageContext& context,
                              const ChunkUnpackerConfig& config,
                              DiffFocus diff_focus, Channel<Chunk>* input)
-    : Stage(context),
+    : StatelessStage(context),
       config_(config),
       diff_focus_(diff_focus),
       count_seed_(StreamSeed(context.seed(), "position_count")),
@@ -101,19 +101,6 @@ asio::awaitable<void> ChunkUnpacker::Work() {
                           frames_emitted_.fetch_add(frames.size(),
                                                     std::memory_order_relaxed);
                         });
-}
-
-void ChunkUnpacker::Acknowledge(uint64_t consumed) {
-  if (upstream() != nullptr) upstream()->Acknowledge(consumed);
-}
-
-absl::StatusOr<std::optional<ResumeRequest>> ChunkUnpacker::SaveCheckpoint(
-    const ResumeRequest& downstream, std::string* state) {
-  return downstream;
-}
-
-absl::Status ChunkUnpacker::RestoreCheckpoint(const std::string& state) {
-  return absl::OkStatus();
 }
 
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,

@@ -40,14 +40,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/stage.h"
+#include "engine/stateless_stage.h"
 #include "stages/lc0/chunk.h"
 #include "stages/lc0/format/position_sampling.h"
 #include "stages/lc0/frame.h"
 
 namespace sluice::lc0 {
 
-class ChunkUnpacker final : public Stage {
+// Checkpoints pass through (StatelessStage) in the pool's unit
+// (Chunk::position, Frame::chunk_position).
+class ChunkUnpacker final : public StatelessStage {
  public:
   // Errors name the field: parallelism 0, max_decompressed_bytes 0, an
   // unsupported input_format, a rate outside (0, 1], bad diff focus
@@ -56,12 +58,6 @@ class ChunkUnpacker final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
-  // Checkpoints: keeps no state; requests and acknowledgements pass
-  // through in the pool's unit (Chunk::position, Frame::chunk_position).
-  void Acknowledge(uint64_t consumed) override;
-  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
-      const ResumeRequest& downstream, std::string* state) override;
-  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -1,10 +1,12 @@
 // Helpers of the whole-pipeline reproducibility tests (determinism_test,
-// checkpoint_test): batch hashes and thread shapes.
+// checkpoint_test, audio_checkpoint_test): batch hashes, a running loader
+// and thread shapes.
 #ifndef SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
 #define SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +48,38 @@ inline std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
   }
   loader.Stop();
   return hashes;
+}
+
+// A deterministic loader, started, optionally resumed first.
+class RunningLoader {
+ public:
+  explicit RunningLoader(const DataLoaderConfig& config,
+                         const std::string* resume_from = nullptr)
+      : loader_(CreateStage) {
+    loader_.Configure(config);
+    if (resume_from != nullptr) loader_.Resume(*resume_from);
+    loader_.Start();
+  }
+  // Hashes of the next `count` batches (fewer at end of stream; 0: all).
+  std::vector<uint64_t> Take(size_t count) {
+    std::vector<uint64_t> hashes;
+    while (count == 0 || hashes.size() < count) {
+      std::optional<TypedBatch> batch = loader_.GetNext<TypedBatch>();
+      if (!batch) break;
+      hashes.push_back(BatchHash(*batch));
+    }
+    return hashes;
+  }
+  std::string Checkpoint() { return loader_.Checkpoint(); }
+  DataLoader& loader() { return loader_; }
+
+ private:
+  DataLoader loader_;
+};
+
+inline std::vector<uint64_t> Slice(const std::vector<uint64_t>& all,
+                                   size_t from, size_t to) {
+  return {all.begin() + from, all.begin() + to};
 }
 
 // Thread counts and stage parallelism to compare.

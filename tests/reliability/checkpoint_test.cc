@@ -28,38 +28,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A deterministic loader, started, optionally resumed first.
-class RunningLoader {
- public:
-  explicit RunningLoader(const DataLoaderConfig& config,
-                         const std::string* resume_from = nullptr)
-      : loader_(CreateStage) {
-    loader_.Configure(config);
-    if (resume_from != nullptr) loader_.Resume(*resume_from);
-    loader_.Start();
-  }
-  // Hashes of the next `count` batches (fewer at end of stream; 0: all).
-  std::vector<uint64_t> Take(size_t count) {
-    std::vector<uint64_t> hashes;
-    while (count == 0 || hashes.size() < count) {
-      std::optional<TypedBatch> batch = loader_.GetNext<TypedBatch>();
-      if (!batch) break;
-      hashes.push_back(BatchHash(*batch));
-    }
-    return hashes;
-  }
-  std::string Checkpoint() { return loader_.Checkpoint(); }
-  DataLoader& loader() { return loader_; }
-
- private:
-  DataLoader loader_;
-};
-
-std::vector<uint64_t> Slice(const std::vector<uint64_t>& all, size_t from,
-                            size_t to) {
-  return {all.begin() + from, all.begin() + to};
-}
-
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -97,9 +97,10 @@ class DataLoader:
 
         Needs a deterministic pipeline (deterministic=True); the resumed
         loader then yields exactly the batches this one would have yielded
-        next. Call it between two get_next() calls, from the thread that
-        gets the batches. Frames are saved as references (about 12 bytes
-        each), never as data."""
+        next (lc0 and audio/Arrow pipelines). Call it between two
+        get_next() calls, from the thread that gets the batches. Frames and
+        examples are saved as references (about 12 bytes each), never as
+        data."""
         return self._loader.checkpoint()
 
     def metrics(self):

@@ -1,0 +1,39 @@
+// StatelessStage: the base of a stage that keeps nothing between items and,
+// in deterministic mode, hands its output on in input order (a map stage
+// such as a decoder). Checkpoints pass through it: a ResumeRequest from the
+// stage below goes unchanged to the stage above, as do acknowledgements,
+// and its saved state is empty.
+#ifndef SLUICE_ENGINE_STATELESS_STAGE_H_
+#define SLUICE_ENGINE_STATELESS_STAGE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/checkpoint.h"
+#include "engine/stage.h"
+
+namespace sluice {
+
+class StatelessStage : public Stage {
+ public:
+  void Acknowledge(uint64_t consumed) override {
+    if (upstream() != nullptr) upstream()->Acknowledge(consumed);
+  }
+  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
+      const ResumeRequest& downstream, std::string* state) override {
+    return downstream;
+  }
+  absl::Status RestoreCheckpoint(const std::string& state) override {
+    return absl::OkStatus();
+  }
+
+ protected:
+  using Stage::Stage;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_STATELESS_STAGE_H_
