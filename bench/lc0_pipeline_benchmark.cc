@@ -5,7 +5,7 @@
 //   build/bench/lc0_pipeline_benchmark [--games N] [--batches N]
 //                                      [--cache-dir DIR] [--threads N]
 //                                      [--ceiling-batches N]
-//                                      [--deterministic 1]
+//                                      [--deterministic 1] [--resumable 1]
 //
 // Data: N games (default 2000) written once by the data generator into
 // DIR (default /tmp/sluice_lc0_bench_<N>), 100 games per tar, then read once
@@ -40,8 +40,9 @@
 // is large, one reused batch stays in it and 4 in turn do not, so N = 4
 // shows what that difference alone is worth on this machine.
 //
-// --deterministic 1 runs the pipeline in deterministic mode
-// (docs/guarantees.md); compare it with a run without, interleaved.
+// --deterministic 1 runs the pipeline in deterministic mode, --resumable 1
+// with `resumable: true` (checkpoints without deterministic mode; both in
+// docs/guarantees.md); compare them with a run without, interleaved.
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -245,12 +246,14 @@ std::pair<uint64_t, uint64_t> ReservoirFill(DataLoader& loader) {
 }
 
 RunResult RunPipeline(const std::string& dir, unsigned threads, int batches,
-                      bool deterministic) {
+                      bool deterministic, bool resumable) {
   ResetPeakRss();
   RunResult result;
   result.threads = threads;
   DataLoader loader(CreateStage);
-  loader.Configure(TrainConfig(dir, threads, deterministic));
+  DataLoaderConfig config = TrainConfig(dir, threads, deterministic);
+  config.set_resumable(resumable);
+  loader.Configure(config);
   const auto start = Clock::now();
   loader.Start();
   if (!loader.GetNext<TypedBatch>()) Die("the pipeline ended");
@@ -293,6 +296,7 @@ int Main(int argc, char** argv) {
   std::vector<unsigned> thread_counts = {1, 2};
   int ceiling_batches = 1;
   bool deterministic = false;
+  bool resumable = false;
   std::string dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -308,6 +312,8 @@ int Main(int argc, char** argv) {
       ceiling_batches = std::max(1, std::atoi(argv[i + 1]));
     } else if (flag == "--deterministic") {
       deterministic = std::atoi(argv[i + 1]) != 0;
+    } else if (flag == "--resumable") {
+      resumable = std::atoi(argv[i + 1]) != 0;
     } else {
       Die("unknown flag " + flag);
     }
@@ -346,7 +352,8 @@ int Main(int argc, char** argv) {
               tars.size(), dir.c_str());
   std::vector<RunResult> runs;
   for (unsigned threads : thread_counts) {
-    runs.push_back(RunPipeline(dir, threads, batches, deterministic));
+    runs.push_back(
+        RunPipeline(dir, threads, batches, deterministic, resumable));
     measure_ceilings();
   }
   std::printf(
@@ -381,9 +388,11 @@ int Main(int argc, char** argv) {
               "ceiling", "ratio", "/measured", "/work", "cpu", "peak MiB",
               "stage load");
   if (deterministic) std::printf("(deterministic mode)\n");
+  if (resumable) std::printf("(resumable: true)\n");
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json +=
       std::string(",\"deterministic\":") + (deterministic ? "true" : "false");
+  json += std::string(",\"resumable\":") + (resumable ? "true" : "false");
   json += ",\"ceiling_batches\":" + std::to_string(ceiling_batches);
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second) +

@@ -202,6 +202,7 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
       *owned_config, type->name(), type->number(),
       PipelineSettings{.seed = options_.seed(),
                        .deterministic = options_.deterministic(),
+                       .resumable = options_.resumable(),
                        .rank = options_.rank(),
                        .world_size = options_.world_size()},
       std::move(inputs));
@@ -312,7 +313,7 @@ absl::Status Pipeline::Start() {
       });
   state_ = State::kRunning;
   started_at_ = last_snapshot_at_ = std::chrono::steady_clock::now();
-  if (options_.deterministic() && outputs_.size() == 1) {
+  if (Resumable() && outputs_.size() == 1) {
     for (Stage* stage = outputs_.front().owner; stage != nullptr;
          stage = stage->upstream()) {
       stage->PrepareCheckpoints();
@@ -447,7 +448,7 @@ ChannelBase::TakeResult Pipeline::TakeAndDiscard(
 void Pipeline::Delivered(const ChannelBase* channel) {
   if (outputs_.empty() || channel != outputs_.front().channel) return;
   const uint64_t delivered = delivered_.fetch_add(1) + 1;
-  if (options_.deterministic() && outputs_.front().owner != nullptr) {
+  if (Resumable() && outputs_.front().owner != nullptr) {
     const std::shared_lock gate(checkpoint_gate_);
     outputs_.front().owner->Acknowledge(delivered - resumed_at_);
   }
@@ -469,10 +470,11 @@ absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
     return absl::FailedPreconditionError(
         "checkpoint: the pipeline is not running");
   }
-  if (!options_.deterministic()) {
+  if (!Resumable()) {
     return absl::FailedPreconditionError(
-        "checkpoint: needs DataLoaderConfig.deterministic: true (only a "
-        "deterministic pipeline can be resumed exactly)");
+        "checkpoint: needs DataLoaderConfig.deterministic: true (a resume "
+        "gives exactly the batches that would have followed) or resumable: "
+        "true (a resume repeats and loses nothing)");
   }
   if (absl::Status failure = status(); !failure.ok()) return failure;
   if (outputs_.size() != 1 || outputs_.front().owner == nullptr) {
@@ -513,9 +515,10 @@ absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
         "resume: checkpoint format ", checkpoint.format(),
         " is not the format this build reads (", kCheckpointFormat, ")"));
   }
-  if (!options_.deterministic()) {
+  if (!Resumable()) {
     return absl::FailedPreconditionError(
-        "resume: needs DataLoaderConfig.deterministic: true");
+        "resume: needs DataLoaderConfig.deterministic: true or resumable: "
+        "true");
   }
   std::string difference;
   google::protobuf::util::MessageDifferencer differencer;

@@ -158,6 +158,10 @@ class Pipeline {
   // change its batches in deterministic mode (threads, metrics interval,
   // io_uring, every *parallelism field).
   DataLoaderConfig BatchDefiningConfig() const;
+  // Checkpoints can be taken: deterministic or resumable.
+  bool Resumable() const {
+    return options_.deterministic() || options_.resumable();
+  }
   void Fail(const std::string& owner, std::exception_ptr error);
   void AbortAll();
   asio::awaitable<void> MetricsLoop();

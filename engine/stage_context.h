@@ -40,6 +40,7 @@ struct StageInput {
 struct PipelineSettings {
   uint64_t seed = 0;
   bool deterministic = false;
+  bool resumable = false;
   uint32_t rank = 0;
   uint32_t world_size = 1;
 };
@@ -62,6 +63,11 @@ class StageContext {
   // Deterministic mode: parallel workers hand results on in input order and
   // nothing may depend on timing (DataLoaderConfig.deterministic).
   bool deterministic() const { return settings_.deterministic; }
+  // Parallel workers hand results on in input order: deterministic or
+  // resumable (DataLoaderConfig.resumable; checkpoints need it).
+  bool ordered() const {
+    return settings_.deterministic || settings_.resumable;
+  }
   // This process's shard: rank() of world_size() (1: all data).
   uint32_t rank() const { return settings_.rank; }
   uint32_t world_size() const { return settings_.world_size; }

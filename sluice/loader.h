@@ -62,13 +62,14 @@ class Loader {
   // failed, ConfigError if the output does not carry tensor batches.
   std::optional<Batch> Next(std::string_view output = "");
 
-  // Checkpoints (deterministic pipelines; docs/guarantees.md). The state
-  // of the running pipeline after the batches handed out so far, as bytes
-  // (a LoaderCheckpoint: references, never record data). Throws ConfigError
-  // when the pipeline is not deterministic or not running.
+  // Checkpoints (deterministic or resumable pipelines; docs/guarantees.md).
+  // The state of the running pipeline after the batches handed out so far,
+  // as bytes (a LoaderCheckpoint: references, never record data). Throws
+  // ConfigError when the pipeline is neither or not running.
   std::string Checkpoint();
   // Before Start(): continue from checkpoint bytes; the batches then are
-  // those the checkpointed run would have handed out next. Throws
+  // those the checkpointed run would have handed out next (resumable
+  // without deterministic: nothing repeated or lost). Throws
   // ConfigError (nothing started) for damaged or foreign bytes, naming the
   // first config difference.
   void ResumeFrom(std::string_view checkpoint);

@@ -28,10 +28,12 @@ constexpr char kUsage[] =
     "                      every file_path_provider stage\n"
     "  --checkpoint FILE   write a checkpoint to FILE when the run ends (and\n"
     "                      every N batches with --checkpoint-every N);\n"
-    "                      needs `deterministic: true` in the config\n"
+    "                      needs `deterministic: true` or `resumable:\n"
+    "                      true` in the config\n"
     "  --resume FILE       continue from a checkpoint of the same config:\n"
-    "                      the batches are those the checkpointed run would\n"
-    "                      have produced next\n";
+    "                      deterministic: the batches are those the\n"
+    "                      checkpointed run would have produced next;\n"
+    "                      resumable: nothing repeated or lost\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice run: " << message << " (see sluice run --help)\n";

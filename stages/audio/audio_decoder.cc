@@ -59,7 +59,7 @@ AudioDecoder::AudioDecoder(const StageContext& context,
               .max_channels = static_cast<int>(config.max_channels())},
       input_(input),
       output_(AddOutput<Example>("output", 64)),
-      ordered_(context.deterministic()
+      ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
 

@@ -102,9 +102,8 @@ SpectrogramStage::SpectrogramStage(const StageContext& context,
       parallelism_(proto.parallelism()),
       input_(input),
       output_(AddOutput<Example>("output", 64)),
-      ordered_(context.deterministic()
-                   ? AddOrderedOutput(output_, 2 * parallelism_)
-                   : nullptr) {}
+      ordered_(context.ordered() ? AddOrderedOutput(output_, 2 * parallelism_)
+                                 : nullptr) {}
 
 void SpectrogramStage::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(parallelism_),

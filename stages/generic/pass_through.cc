@@ -39,7 +39,7 @@ PassThrough::PassThrough(const StageContext& context,
       config_(config),
       input_(input),
       output_(AddOutput<uint64_t>()),
-      ordered_(context.deterministic()
+      ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
 

@@ -147,7 +147,12 @@ class ReservoirShuffler {
     size_t sent = 0;
     while (reservoir_.size() > min_fill_) {
       const size_t slot = random_.Below(reservoir_.size());
+      std::optional<ItemRef> ref;
+      if constexpr (kJournaled) {
+        if (journal_enabled_) ref = CheckpointRef(reservoir_[slot]);
+      }
       if (!try_send(reservoir_[slot])) break;
+      if (ref) journal_.push_back(*ref);
       TakeSlot(slot);  // moved from by try_send
       ++sent;
     }

@@ -81,7 +81,7 @@ ChunkUnpacker::ChunkUnpacker(const StageContext& context,
       diff_focus_seed_(StreamSeed(context.seed(), "diff_focus")),
       input_(input),
       output_(AddOutput<Frame>("output", 256)),
-      ordered_(context.deterministic()
+      ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
 

@@ -112,7 +112,7 @@ asio::awaitable<bool> ShufflingFrameSampler::TakeRestoredFrames() {
     if (frame->chunk_position != Frame::kRestoredFrame) {
       throw std::runtime_error(
           "a frame of the stream arrived before the end of the restored "
-          "frames (the input must keep its order: deterministic mode)");
+          "frames (the input must keep its order: deterministic or resumable)");
     }
     frames.emplace(CheckpointRef(*frame), *std::move(frame));
   }

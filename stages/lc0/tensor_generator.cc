@@ -67,7 +67,7 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       output_(AddOutput<TypedBatch>("output", 4)),
       // A place per batch in flight: one per worker filling slots, plus the
       // open batch the turn holder may need beside a new one (ClaimRuns).
-      ordered_(context.deterministic()
+      ordered_(context.ordered()
                    ? AddOrderedOutput(output_, config.parallelism() + 1)
                    : nullptr),
       receive_turn_("receive_turn", 1),

@@ -92,6 +92,32 @@ def test_resumed_eval_pass_yields_every_position_once(games_dir):
     assert first + rest == reference
 
 
+def rows(batch):
+    """A digest per position of a batch (its bytes in every tensor)."""
+    count = len(batch[0])
+    return [hashlib.sha1(b"".join(np.ascontiguousarray(t[i]).tobytes()
+                                  for t in batch)).hexdigest()
+            for i in range(count)]
+
+
+def test_resumable_eval_pass_without_deterministic_mode(games_dir):
+    """resumable=True: checkpoints without deterministic mode; the resumed
+    eval pass gives the positions not given yet, each once."""
+    directory, positions = games_dir
+    config = sluice.lc0_pipeline(directory, mode="eval", batch_size=64,
+                                 resumable=True)
+    assert not config.deterministic
+    with sluice.DataLoader(config) as loader:
+        every = sorted(row for batch in loader for row in rows(batch))
+    assert len(every) == positions
+    with sluice.DataLoader(config) as loader:
+        first = [row for _ in range(5) for row in rows(loader.get_next())]
+        checkpoint = loader.checkpoint()
+    with sluice.DataLoader(config, resume_from=checkpoint) as resumed:
+        rest = [row for batch in resumed for row in rows(batch)]
+    assert sorted(first + rest) == every
+
+
 def test_bad_checkpoints_raise_config_error(games_dir):
     directory, _ = games_dir
     config = train_config(directory)

@@ -4,11 +4,12 @@
 // uninterrupted run yielded after the checkpoint, at any thread count and
 // across passes; checkpoints chain and may be taken while the stages run
 // or before any batch; an eval pass resumed mid-way yields every clip
-// exactly once; a file gone at resume is skipped and counted.
+// exactly once, also without deterministic mode (resumable); a file gone
+// at resume is skipped and counted.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,42 @@ TEST_F(AudioCheckpointTest, ResumedEvalPassYieldsEveryClipOnce) {
     EXPECT_EQ(resumed.Take(0), Slice(reference, cut, reference.size()))
         << "cut after " << cut << " batches";
   }
+}
+
+// The `index` values of the next `count` batches (0: all).
+std::vector<int64_t> TakeIndexes(DataLoader& loader, size_t count) {
+  std::vector<int64_t> indexes;
+  for (size_t taken = 0; count == 0 || taken < count; ++taken) {
+    std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
+    if (!batch) break;
+    const BatchTensor* index = batch->Find("index");
+    EXPECT_NE(index, nullptr);
+    if (index == nullptr) break;
+    const auto* values = static_cast<const int64_t*>(index->data);
+    indexes.insert(indexes.end(), values, values + batch->size());
+  }
+  return indexes;
+}
+
+TEST_F(AudioCheckpointTest, ResumableEvalPassRepeatsAndLosesNothing) {
+  DataLoaderConfig config = Config(audio::PipelineMode::kEval);
+  config.set_deterministic(false);
+  config.set_resumable(true);
+  std::vector<int64_t> every = TakeIndexes(RunningLoader(config).loader(), 0);
+  ASSERT_GT(every.size(), 100u);
+  std::sort(every.begin(), every.end());
+  std::vector<int64_t> indexes;
+  std::string checkpoint;
+  {
+    RunningLoader first(config);
+    indexes = TakeIndexes(first.loader(), 3);
+    checkpoint = first.Checkpoint();
+  }
+  RunningLoader resumed(config, &checkpoint);
+  const std::vector<int64_t> rest = TakeIndexes(resumed.loader(), 0);
+  indexes.insert(indexes.end(), rest.begin(), rest.end());
+  std::sort(indexes.begin(), indexes.end());
+  EXPECT_EQ(indexes, every);
 }
 
 TEST_F(AudioCheckpointTest, AFileGoneAtResumeIsSkippedAndCounted) {

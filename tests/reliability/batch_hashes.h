@@ -33,6 +33,23 @@ inline uint64_t BatchHash(const TypedBatch& batch) {
   return hash;
 }
 
+// The hash of each example (row) of a batch: its bytes in every tensor.
+inline std::vector<uint64_t> RowHashes(const TypedBatch& batch) {
+  std::vector<uint64_t> rows(batch.size(), Fnv1a64("row"));
+  for (const BatchTensor& tensor : batch.tensors()) {
+    size_t row_bytes = DTypeSize(tensor.dtype);
+    for (size_t d = 1; d < tensor.shape.size(); ++d) {
+      row_bytes *= static_cast<size_t>(tensor.shape[d]);
+    }
+    const char* data = static_cast<const char*>(tensor.data);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i] = HashCombine(
+          rows[i], Fnv1a64(std::string_view(data + i * row_bytes, row_bytes)));
+    }
+  }
+  return rows;
+}
+
 // The hashes of the first `limit` batches (all of them for a finite
 // pipeline: limit 0).
 inline std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
@@ -69,6 +86,17 @@ class RunningLoader {
       hashes.push_back(BatchHash(*batch));
     }
     return hashes;
+  }
+  // Row hashes (RowHashes) of the next `count` batches (0: all).
+  std::vector<uint64_t> TakeRows(size_t count) {
+    std::vector<uint64_t> rows;
+    for (size_t taken = 0; count == 0 || taken < count; ++taken) {
+      std::optional<TypedBatch> batch = loader_.GetNext<TypedBatch>();
+      if (!batch) break;
+      const std::vector<uint64_t> more = RowHashes(*batch);
+      rows.insert(rows.end(), more.begin(), more.end());
+    }
+    return rows;
   }
   std::string Checkpoint() { return loader_.Checkpoint(); }
   DataLoader& loader() { return loader_; }

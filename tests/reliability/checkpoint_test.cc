@@ -184,7 +184,7 @@ TEST_F(CheckpointTest, DamagedTruncatedOrForeignCheckpointsAreRefused) {
   EXPECT_EQ(refusal(more_threads, checkpoint), "accepted");
 }
 
-TEST_F(CheckpointTest, OnlyADeterministicPipelineTakesCheckpoints) {
+TEST_F(CheckpointTest, APipelineNeitherDeterministicNorResumableIsRefused) {
   DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
   config.set_deterministic(false);
   RunningLoader loader(config);
@@ -193,8 +193,70 @@ TEST_F(CheckpointTest, OnlyADeterministicPipelineTakesCheckpoints) {
     loader.Checkpoint();
     FAIL() << "a checkpoint of a pipeline that is not deterministic";
   } catch (const ConfigError& error) {
-    EXPECT_THAT(error.what(), HasSubstr("deterministic"));
+    EXPECT_THAT(error.what(),
+                AllOf(HasSubstr("deterministic"), HasSubstr("resumable")));
   }
+}
+
+// Without deterministic mode (resumable: true) the batches of a resumed run
+// differ, but an eval pass still yields every position exactly once.
+TEST_F(CheckpointTest, ResumableEvalPassRepeatsAndLosesNothing) {
+  DataLoaderConfig config = Config(lc0::PipelineMode::kEval);
+  config.set_deterministic(false);
+  config.set_resumable(true);
+  std::vector<uint64_t> every = RunningLoader(config).TakeRows(0);
+  ASSERT_GT(every.size(), 1000u);
+  std::sort(every.begin(), every.end());
+  for (const size_t cut : {size_t{1}, every.size() / 64 / 2}) {
+    std::vector<uint64_t> rows;
+    std::string checkpoint;
+    {
+      RunningLoader first(config);
+      rows = first.TakeRows(cut);
+      checkpoint = first.Checkpoint();
+    }
+    const std::vector<uint64_t> rest =
+        RunningLoader(config, &checkpoint).TakeRows(0);
+    rows.insert(rows.end(), rest.begin(), rest.end());
+    std::sort(rows.begin(), rows.end());
+    EXPECT_EQ(rows, every) << "cut after " << cut << " batches";
+  }
+}
+
+// ... and a training pass draws no chunk twice: while fewer frames than a
+// pass less the reservoir were emitted, every one is a different position,
+// across the resume too.
+TEST_F(CheckpointTest, ResumableTrainingRepeatsNoPositionWithinAPass) {
+  DataLoaderConfig eval = Config(lc0::PipelineMode::kEval);
+  std::vector<uint64_t> pass = RunningLoader(eval).TakeRows(0);
+  std::sort(pass.begin(), pass.end());
+  ASSERT_EQ(std::unique(pass.begin(), pass.end()), pass.end())
+      << "the data set's positions must differ for this test";
+  const size_t batches = (pass.size() - 1500) / 64;  // reservoir 1500
+  ASSERT_GT(batches, 12u);
+  DataLoaderConfig config = Config(lc0::PipelineMode::kTrain);
+  config.set_deterministic(false);
+  config.set_resumable(true);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_shuffling_chunk_pool()) {
+      stage.mutable_shuffling_chunk_pool()->set_chunk_pool_size(1000);  // all
+    }
+  }
+  std::vector<uint64_t> rows;
+  std::string checkpoint;
+  {
+    RunningLoader first(config);
+    rows = first.TakeRows(batches / 3);
+    checkpoint = first.Checkpoint();
+  }
+  RunningLoader resumed(config, &checkpoint);
+  const std::vector<uint64_t> rest = resumed.TakeRows(batches - batches / 3);
+  rows.insert(rows.end(), rest.begin(), rest.end());
+  ASSERT_EQ(rows.size(), batches * 64);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(std::unique(rows.begin(), rows.end()), rows.end());
+  EXPECT_TRUE(
+      std::includes(pass.begin(), pass.end(), rows.begin(), rows.end()));
 }
 
 TEST_F(CheckpointTest, AFileGoneAtResumeIsSkippedAndCounted) {

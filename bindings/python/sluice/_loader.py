@@ -95,9 +95,10 @@ class DataLoader:
         """The loader's state after the batches handed out so far, as bytes
         to give to DataLoader(config, resume_from=...) in a new process.
 
-        Needs a deterministic pipeline (deterministic=True); the resumed
+        Needs a deterministic pipeline (deterministic=True): the resumed
         loader then yields exactly the batches this one would have yielded
-        next (lc0 and audio/Arrow pipelines). Call it between two
+        next; or resumable=True: it then repeats and loses nothing, but its
+        batches differ (lc0 and audio/Arrow pipelines). Call it between two
         get_next() calls, from the thread that gets the batches. Frames and
         examples are saved as references (about 12 bytes each), never as
         data."""

@@ -11,7 +11,7 @@ from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
 def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
                  threads=None, input_format=None, rank=0, world_size=1,
-                 deterministic=False):
+                 deterministic=False, resumable=False):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -27,7 +27,9 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     `world_size` reads only its shard (disjoint shards that together hold
     every chunk, each rank within a chunk per tar of its share).
     `deterministic` gives the same batches at any thread count (see
-    docs/guarantees.md).
+    docs/guarantees.md). `resumable` lets DataLoader.checkpoint() work
+    without it: a resume then repeats and loses nothing, but its batches
+    differ from those an uninterrupted run would have given.
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -37,10 +39,12 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
         if value is not None and value < 0:
             raise ConfigError(f"lc0 pipeline: {name} must be >= 0, "
                               f"not {value}")
-    return DataLoaderConfig.FromString(
+    config = DataLoaderConfig.FromString(
         _sluice.lc0_pipeline(directories, mode, **options,
                              **_data_parallel("lc0", rank, world_size,
                                               deterministic)))
+    config.resumable = bool(resumable)
+    return config
 
 
 def _data_parallel(pipeline, rank, world_size, deterministic):
@@ -64,7 +68,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    n_fft=400, hop_length=160, n_mels=64, batch_size=256,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
                    audio_column="audio", label_column="label", rank=0,
-                   world_size=1, deterministic=False):
+                   world_size=1, deterministic=False, resumable=False):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -96,7 +100,9 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
 
     `rank` of `world_size` reads only its shard: of each file one
     contiguous run of rows, the shards disjoint and together every row.
-    `deterministic` gives the same batches at any thread count.
+    `deterministic` gives the same batches at any thread count;
+    `resumable` lets DataLoader.checkpoint() work without it (as for
+    lc0_pipeline).
     """
     directories = _directories(paths)
     options = dict(sample_rate=sample_rate, clip_seconds=clip_seconds,
@@ -109,12 +115,14 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                               f"not {value}")
     if clip_seconds is not None:
         options["clip_seconds"] = float(clip_seconds)
-    return DataLoaderConfig.FromString(
+    config = DataLoaderConfig.FromString(
         _sluice.audio_pipeline(directories, mode, **options,
                                audio_column=audio_column,
                                label_column=label_column,
                                **_data_parallel("audio", rank, world_size,
                                                 deterministic)))
+    config.resumable = bool(resumable)
+    return config
 
 
 def generate_audio(directory, clips, *, classes=8, files=1,
