@@ -115,7 +115,6 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
         "ends in a sink (batch_file_writer) runs from the Python or C++ API "
         "(bindings/python/examples/lc0_queue_producer.py)");
   }
-  ChannelBase* output = *found;
   const InterruptScope interrupt_scope;
   LiveView view(config, out, interactive, interactive ? TerminalColumns() : 0);
   RunReport report;

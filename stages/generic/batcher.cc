@@ -121,6 +121,12 @@ absl::StatusOr<std::unique_ptr<Stage>> Batcher::Create(
   }
   SLUICE_ASSIGN_OR_RETURN(Channel<Example> * input,
                           context.SingleInput<Example>());
+  if (config.block_order() == BatcherConfig::VIEWS_FIRST) {
+    return context.FieldError(
+        "block_order",
+        "VIEWS_FIRST orders rows that come in blocks (arrow_source's "
+        "output: ROW_BLOCKS); this batcher's input gives Examples");
+  }
   return std::unique_ptr<Stage>(
       new Batcher(context, config, std::move(specs), input, nullptr));
 }
@@ -131,6 +137,7 @@ Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
     : Stage(context),
       batch_size_(config.batch_size()),
       last_batch_(config.last_batch()),
+      views_first_(config.block_order() == BatcherConfig::VIEWS_FIRST),
       specs_(std::move(specs)),
       input_(input),
       block_input_(block_input),
@@ -255,7 +262,8 @@ asio::awaitable<void> Batcher::RunBlocks() {
     if (!MatchBlock(*block)) continue;
     const int64_t rows = block->rows();
     for (int64_t row = 0; row < rows;) {
-      if (!open && rows - row >= static_cast<int64_t>(batch_size_)) {
+      const bool view_fits = rows - row >= static_cast<int64_t>(batch_size_);
+      if (view_fits && (!open || views_first_)) {
         if (!co_await Emit(ViewOf(*block, row))) co_return;
         row += static_cast<int64_t>(batch_size_);
       } else {

@@ -19,7 +19,8 @@
 // - Each batch has one tensor per `field`, in the config's order, of shape
 //   {batch_size, shape...}, batch-first and row-major; example i's bytes
 //   are copied (one memcpy per field) into slot i. Example fields not in
-//   the schema are left out. Examples keep the input's order.
+//   the schema are left out. Examples keep the input's order (block input:
+//   unless block_order is VIEWS_FIRST, below).
 // - Batches live in one 64-byte-aligned buffer each, from a pool of
 //   recycled buffers (engine/batch_buffer_pool.h): the buffer goes back when
 //   the batch's last owner drops it, so steady state allocates nothing.
@@ -29,7 +30,10 @@
 //   inside one block is not copied at all: its tensors point into the
 //   block (often the record batch as read from the file; dtype-aligned,
 //   not necessarily 64-byte aligned) and the batch keeps the block's memory
-//   alive until its last owner drops it.
+//   alive until its last owner drops it. With `block_order: VIEWS_FIRST`
+//   every batch that fits in the rest of a block is such a view, and only
+//   the rows left at block ends are gathered and copied (rows may then
+//   leave out of the input's order; each still exactly once).
 // - An example whose schema field is missing, has another dtype, another
 //   shape, or a byte count that does not match its shape is skipped and
 //   counted (`missing_field`, `wrong_dtype`, `wrong_shape`, `wrong_size`),
@@ -134,6 +138,9 @@ class Batcher final : public Stage {
 
   const size_t batch_size_;
   const BatcherConfig::LastBatch last_batch_;
+  // block_order VIEWS_FIRST: a batch that fits in the rest of a block is a
+  // view even while a copied batch is open.
+  const bool views_first_;
   const std::vector<BatchTensorSpec> specs_;
   Channel<Example>* const input_;
   Channel<ExampleBlock>* const block_input_;

@@ -1,5 +1,6 @@
 #include "stages/generic/batcher.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -430,6 +431,107 @@ TEST(BatcherBlockTest, BatchesInsideOneBlockAreViewsThatKeepItAlive) {
             BytesOf(std::vector<float>{4, -4, 5, -5, 6, -6, 7, -7}));
 }
 
+// The y values (row numbers) of a batch.
+std::vector<int64_t> RowsOf(const TypedBatch& batch) {
+  const BatchTensor& y = batch.tensor(1);
+  const auto* data = static_cast<const int64_t*>(y.data);
+  return std::vector<int64_t>(data, data + batch.size());
+}
+
+TEST(BatcherBlockTest, ViewsFirstTakesEveryBatchThatFitsABlockAsAView) {
+  // A short block of 3 rows, then blocks of 4; batches of 4 (as a file's
+  // short last record batch before the next file's full ones). In order,
+  // every batch spans two blocks and is copied. Views first, every full
+  // block is a batch of its own, a view; the short block's rows leave last.
+  const std::vector<std::pair<int, int>> runs = {
+      {0, 3}, {3, 4}, {7, 4}, {11, 4}};
+  for (const bool views_first : {false, true}) {
+    std::vector<const std::byte*> x;
+    std::vector<TypedBatch> batches;
+    {
+      std::vector<ExampleBlock> blocks;
+      for (const auto& [first, rows] : runs) {
+        blocks.push_back(XyBlock(first, rows));
+        x.push_back(blocks.back().Find("x")->data);
+      }
+      batches = RunBlockBatcher(
+          std::move(blocks),
+          absl::StrCat("batch_size: 4 last_batch: KEEP ",
+                       views_first ? "block_order: VIEWS_FIRST " : "",
+                       kXySchema));
+    }
+    ASSERT_EQ(batches.size(), 4u);
+    if (!views_first) {
+      for (int b = 0; b < 4; ++b) {
+        EXPECT_EQ(RowsOf(batches[b]).front(), 4 * b);
+        EXPECT_EQ(std::count(x.begin(), x.end(), batches[b].tensor(0).data), 0);
+      }
+      continue;
+    }
+    for (int b = 0; b < 3; ++b) {
+      EXPECT_EQ(batches[b].tensor(0).data, x[b + 1]) << b;
+      EXPECT_EQ(RowsOf(batches[b]).front(), 3 + 4 * b);
+    }
+    EXPECT_EQ(RowsOf(batches[3]), (std::vector<int64_t>{0, 1, 2}));
+    EXPECT_EQ(Bytes(batches[3].tensor(0)),
+              BytesOf(std::vector<float>{0, 0, 1, -1, 2, -2}));
+  }
+}
+
+TEST(BatcherBlockTest, ViewsFirstDeliversEveryRowExactlyOnce) {
+  // Blocks of 5, 1, 8 and 9 rows (23 in all), every batch size and last
+  // batch rule: the rows of the batches are 0..22 once each (padding
+  // repeats a batch's own rows), and the counts equal in-order's.
+  const std::vector<std::pair<int, int>> runs = {
+      {0, 5}, {5, 1}, {6, 8}, {14, 9}};
+  for (int batch_size : {1, 3, 4, 8, 30}) {
+    for (const char* last : {"KEEP", "DROP", "PAD_REPEAT"}) {
+      std::vector<ExampleBlock> blocks, same_blocks;
+      for (const auto& [first, rows] : runs) {
+        blocks.push_back(XyBlock(first, rows));
+        same_blocks.push_back(XyBlock(first, rows));
+      }
+      StageMetricProto views_first, in_order;
+      const std::vector<TypedBatch> batches = RunBlockBatcher(
+          std::move(blocks),
+          absl::StrCat("batch_size: ", batch_size, " last_batch: ", last,
+                       " block_order: VIEWS_FIRST ", kXySchema),
+          &views_first);
+      RunBlockBatcher(std::move(same_blocks),
+                      absl::StrCat("batch_size: ", batch_size,
+                                   " last_batch: ", last, " ", kXySchema),
+                      &in_order);
+      std::vector<int64_t> rows;
+      for (const TypedBatch& batch : batches) {
+        const std::vector<int64_t> batch_rows = RowsOf(batch);
+        const size_t real =
+            std::string(last) == "PAD_REPEAT" && &batch == &batches.back()
+                ? batch_rows.size() - in_order.batcher().padded_examples()
+                : batch_rows.size();
+        rows.insert(rows.end(), batch_rows.begin(), batch_rows.begin() + real);
+      }
+      std::sort(rows.begin(), rows.end());
+      const int64_t dropped = in_order.batcher().dropped_examples();
+      std::vector<int64_t> expected;
+      for (int64_t r = 0; r < 23; ++r) expected.push_back(r);
+      if (dropped > 0) {
+        // DROP keeps 23 - dropped rows: which ones depends on the order.
+        ASSERT_EQ(rows.size(), 23u - dropped) << batch_size << " " << last;
+        EXPECT_TRUE(std::includes(expected.begin(), expected.end(),
+                                  rows.begin(), rows.end()));
+        EXPECT_EQ(std::adjacent_find(rows.begin(), rows.end()), rows.end());
+      } else {
+        EXPECT_EQ(rows, expected) << batch_size << " " << last;
+      }
+      EXPECT_EQ(views_first.batcher().examples(),
+                in_order.batcher().examples());
+      EXPECT_EQ(views_first.batcher().padded_examples(),
+                in_order.batcher().padded_examples());
+      EXPECT_EQ(views_first.batcher().dropped_examples(), dropped);
+    }
+  }
+}
+
 TEST(BatcherBlockTest, AMismatchedBlockSkipsAndCountsEveryRow) {
   StageMetricProto totals;
   const std::vector<TypedBatch> batches = RunBlockBatcher(
@@ -468,6 +570,8 @@ TEST(BatcherTest, ConfigErrorsNameStageAndField) {
               shape: [ 1000000, 1000000 ]
             })pb",
        {"batcher.field[0].shape", "'x'", "larger"}},
+      {absl::StrCat("block_order: VIEWS_FIRST ", kXySchema),
+       {"batcher.block_order", "ROW_BLOCKS", "Examples"}},
   };
   for (const auto& c : cases) {
     DataLoader loader(FactoryWithExamples("source", {}));
