@@ -14,7 +14,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
-    "                   [--threads N] [--games N] [--clips N]\n"
+    "                   [--batches N] [--threads N] [--games N] [--clips N]\n"
     "\n"
     "Runs a default training pipeline and shows live what each stage does\n"
     "and how fast batches come out. Without --data it first generates a\n"
@@ -29,6 +29,7 @@ constexpr char kUsage[] =
     "  --data DIR    read the workload's data from DIR (lc0: tars or .gz\n"
     "                chunks; audio: Arrow files as `sluice gen audio` writes)\n"
     "  --seconds N   run for N seconds (default 30)\n"
+    "  --batches N   stop sooner, after N batches (default: no limit)\n"
     "  --threads N   executor threads (default: one per core)\n"
     "  --games N     lc0: games in the generated data set (default 3000)\n"
     "  --clips N     audio: clips in the generated data set (default 2000)\n";
@@ -43,7 +44,8 @@ int UsageError(std::ostream& err, absl::string_view message) {
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args, {"workload", "data", "seconds", "threads", "games", "clips"});
+      args,
+      {"workload", "data", "seconds", "batches", "threads", "games", "clips"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
     out << kUsage;
@@ -63,10 +65,12 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   const bool audio = workload == "audio";
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 30, 1, 86400);
+  absl::StatusOr<int64_t> batches =
+      IntFlag(*parsed, "batches", 0, 0, int64_t{1} << 40);
   absl::StatusOr<int64_t> threads = IntFlag(*parsed, "threads", 0, 0, 1024);
   absl::StatusOr<int64_t> games = IntFlag(*parsed, "games", 3000, 1, 1'000'000);
   absl::StatusOr<int64_t> clips = IntFlag(*parsed, "clips", 2000, 1, 1'000'000);
-  for (const auto* value : {&seconds, &threads, &games, &clips}) {
+  for (const auto* value : {&seconds, &batches, &threads, &games, &clips}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
   std::string data;
@@ -104,7 +108,9 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
   absl::StatusOr<RunReport> report =
-      RunWithLiveView(*config, {.max_seconds = static_cast<double>(*seconds)},
+      RunWithLiveView(*config,
+                      {.max_batches = static_cast<uint64_t>(*batches),
+                       .max_seconds = static_cast<double>(*seconds)},
                       out, StdoutIsInteractive());
   if (!report.ok()) {
     err << "sluice demo: " << report.status().message() << "\n";
