@@ -14,6 +14,7 @@
 // Promises:
 // - Open reads the file's first 8 bytes, its tail and its footer, nothing
 //   else; the schema and the batch count are known afterwards.
+// - RecordBatchRows reads the batches' metadata 64 at a time, together.
 // - ReadRecordBatch does one read of exactly that batch's metadata and body
 //   into the buffer it is given (reusing its capacity), so memory is bounded
 //   by the batches in flight; the body is bounded by
@@ -77,6 +78,9 @@ class ArrowFileReader {
  private:
   ArrowFileReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
                   IpcLimits limits, internal::FileFooter footer);
+  // The row count in record batch `index`'s metadata bytes `all`.
+  absl::StatusOr<int64_t> RowsFromMetadata(std::span<const std::byte> all,
+                                           size_t index) const;
 
   AsyncFileReader& reader_;
   internal::ReadOnlyFile file_;

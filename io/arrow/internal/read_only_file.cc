@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -39,6 +40,28 @@ asio::awaitable<absl::Status> ReadOnlyFile::ReadExactly(
     co_return absl::DataLossError(
         absl::StrCat(path_, ": file truncated: ", *got, " of ", buffer.size(),
                      " bytes at offset ", offset));
+  }
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::Status> ReadOnlyFile::ReadEachExactly(
+    AsyncFileReader& reader, std::span<const Region> regions) const {
+  std::vector<AsyncFileReader::ReadRequest> requests;
+  requests.reserve(regions.size());
+  for (const Region& region : regions) {
+    requests.push_back({.fd = fd_,
+                        .offset = static_cast<uint64_t>(region.offset),
+                        .buffer = region.buffer});
+  }
+  const std::vector<absl::StatusOr<size_t>> got =
+      co_await reader.ReadBatchAt(requests);
+  for (size_t i = 0; i < regions.size(); ++i) {
+    if (got[i].ok() && *got[i] == regions[i].buffer.size()) continue;
+    // A failed or short read: once more on its own, which reads on after a
+    // short read and words the error.
+    absl::Status status =
+        co_await ReadExactly(reader, regions[i].offset, regions[i].buffer);
+    if (!status.ok()) co_return status;
   }
   co_return absl::OkStatus();
 }

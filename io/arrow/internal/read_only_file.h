@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +38,16 @@ class ReadOnlyFile {
   asio::awaitable<absl::Status> ReadExactly(AsyncFileReader& reader,
                                             int64_t offset,
                                             std::span<std::byte> buffer) const;
+
+  // Reads exactly each region's `buffer.size()` bytes at its `offset`, all
+  // regions in flight together (one resumption when every read is done),
+  // with ReadExactly's errors for the first region that fails.
+  struct Region {
+    int64_t offset = 0;
+    std::span<std::byte> buffer;
+  };
+  asio::awaitable<absl::Status> ReadEachExactly(
+      AsyncFileReader& reader, std::span<const Region> regions) const;
 
  private:
   ReadOnlyFile(int fd, int64_t size, std::string path)

@@ -12,6 +12,7 @@
 #include "asio/io_context.hpp"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_reader.h"
+#include "io/arrow/internal/read_only_file.h"
 #include "io/arrow/ipc_bytes.h"
 #include "tests/testing/coroutine_runner.h"
 
@@ -155,6 +156,93 @@ TEST(ArrowFileWriterTest, RecordBatchRowsFromTheMetadata) {
     });
     runner.RunToCompletion();
     EXPECT_EQ(rows, (std::vector<int64_t>{4, 3, 3})) << io_uring;
+  }
+}
+
+// RecordBatchRows of `path`, through io_uring or the fallback.
+absl::StatusOr<std::vector<int64_t>> CountRows(const std::string& path,
+                                               bool io_uring) {
+  asio::io_context io;
+  AsyncFileReader reader(io, {.use_io_uring = io_uring});
+  sluice::testing::CoroutineRunner runner(io);
+  absl::StatusOr<std::vector<int64_t>> rows =
+      absl::UnknownError("not finished");
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    absl::StatusOr<std::unique_ptr<ArrowFileReader>> file =
+        co_await ArrowFileReader::Open(reader, path);
+    if (!file.ok()) {
+      rows = file.status();
+      co_return;
+    }
+    rows = co_await (*file)->RecordBatchRows();
+  });
+  runner.RunToCompletion();
+  return rows;
+}
+
+// The metadata of many record batches is read in groups: 150 batches of
+// 1..7 rows cross two group boundaries, and every count comes back in
+// order.
+TEST(ArrowFileWriterTest, RecordBatchRowsOfManyBatches) {
+  ScratchDir dir;
+  const std::string path = dir / "many.arrow";
+  std::vector<int64_t> expected;
+  {
+    absl::StatusOr<std::unique_ptr<ArrowFileWriter>> writer =
+        ArrowFileWriter::Create(path, {Int64Column("label")});
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    for (int64_t i = 0; i < 150; ++i) {
+      const int64_t rows = i % 7 + 1;
+      std::vector<int64_t> labels(static_cast<size_t>(rows), i);
+      const absl::Status status =
+          (*writer)->WriteRecordBatch(rows, {{.int64 = labels}});
+      ASSERT_TRUE(status.ok()) << status;
+      expected.push_back(rows);
+    }
+    ASSERT_TRUE((*writer)->Finish().ok());
+  }
+  for (const bool io_uring : {true, false}) {
+    absl::StatusOr<std::vector<int64_t>> rows = CountRows(path, io_uring);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    EXPECT_EQ(*rows, expected) << io_uring;
+  }
+}
+
+// ReadEachExactly fills every region from its offset, all in one call; a
+// region that runs past the end of the file is a "file truncated" error
+// naming the path.
+TEST(ReadOnlyFileTest, ReadEachExactlyFillsEveryRegionOrNamesTheShortOne) {
+  ScratchDir dir;
+  const std::string path = dir / "bytes.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int i = 0; i < 100; ++i) out.put(static_cast<char>(i));
+  }
+  absl::StatusOr<internal::ReadOnlyFile> file =
+      internal::ReadOnlyFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  for (const bool io_uring : {true, false}) {
+    asio::io_context io;
+    AsyncFileReader reader(io, {.use_io_uring = io_uring});
+    sluice::testing::CoroutineRunner runner(io);
+    std::vector<std::byte> a(10), b(20), c(20);
+    absl::Status whole = absl::UnknownError("not run");
+    absl::Status past_end = absl::UnknownError("not run");
+    runner.Spawn([&]() -> asio::awaitable<void> {
+      const internal::ReadOnlyFile::Region inside[] = {{0, a}, {50, b}};
+      whole = co_await file->ReadEachExactly(reader, inside);
+      const internal::ReadOnlyFile::Region beyond[] = {{0, a}, {90, c}};
+      past_end = co_await file->ReadEachExactly(reader, beyond);
+    });
+    runner.RunToCompletion();
+    ASSERT_TRUE(whole.ok()) << whole;
+    EXPECT_EQ(a[9], std::byte{9});
+    EXPECT_EQ(b[0], std::byte{50});
+    EXPECT_EQ(b[19], std::byte{69});
+    EXPECT_EQ(past_end.code(), absl::StatusCode::kDataLoss) << past_end;
+    EXPECT_NE(past_end.message().find("file truncated"), std::string::npos)
+        << past_end;
+    EXPECT_NE(past_end.message().find(path), std::string::npos) << past_end;
   }
 }
 
