@@ -12,11 +12,6 @@
 namespace sluice::io::arrow {
 namespace {
 
-// A record batch is read to the buffer address that is congruent to its
-// file offset modulo the page size: the kernel's copy from the page cache
-// (rep movsb on x86) runs 3-5x slower when the destination sits a few
-// bytes past the source within a page (see docs/performance.md).
-constexpr size_t kPageBytes = 4096;
 // RecordBatchRows reads this many record batches' metadata at once, in
 // about this many bytes at most.
 constexpr size_t kMetadataReadsAtOnce = 64;
@@ -159,12 +154,9 @@ asio::awaitable<absl::StatusOr<RecordBatch>> ArrowFileReader::ReadRecordBatch(
                                                  num_record_batches(), ")"));
   }
   const internal::FileBlock& block = footer_.record_batches[index];
-  const size_t size = block.metadata_bytes + block.body_bytes;
-  buffer.resize(size + kPageBytes - 1);
-  const size_t lead = (static_cast<uintptr_t>(block.offset) -
-                       reinterpret_cast<uintptr_t>(buffer.data())) %
-                      kPageBytes;
-  const std::span<std::byte> bytes = std::span(buffer).subspan(lead, size);
+  const std::span<std::byte> bytes = internal::PageCongruentSpan(
+      buffer, block.offset,
+      static_cast<size_t>(block.metadata_bytes + block.body_bytes));
   absl::Status read = co_await file_.ReadExactly(reader_, block.offset, bytes);
   if (!read.ok()) co_return read;
   // The span stays valid when `buffer` moves into the batch.

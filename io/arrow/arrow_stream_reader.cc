@@ -108,15 +108,15 @@ ArrowStreamReader::Next(std::vector<std::byte> buffer) {
         absl::StrCat(path(), ": truncated message body at offset ", position_));
     co_return error_;
   }
-  buffer.resize(*body_length);
-  absl::Status read = co_await file_.ReadExactly(reader_, position_, buffer);
+  // The span stays valid when `buffer` moves into the batch.
+  const std::span<std::byte> body = internal::PageCongruentSpan(
+      buffer, position_, static_cast<size_t>(*body_length));
+  absl::Status read = co_await file_.ReadExactly(reader_, position_, body);
   if (!read.ok()) {
     error_ = read;
     co_return error_;
   }
   position_ += *body_length;
-  // The span stays valid when `buffer` moves into the batch.
-  const std::span<const std::byte> body(buffer);
   absl::StatusOr<RecordBatch> batch = internal::DecodeRecordBatch(
       verified.get(), schema_, body, std::move(buffer), path());
   if (!batch.ok()) {
@@ -124,6 +124,43 @@ ArrowStreamReader::Next(std::vector<std::byte> buffer) {
     co_return error_;
   }
   co_return std::optional<RecordBatch>(*std::move(batch));
+}
+
+asio::awaitable<absl::StatusOr<std::optional<int64_t>>>
+ArrowStreamReader::SkipNext() {
+  if (!error_.ok()) co_return error_;
+  if (finished_) co_return std::nullopt;
+  absl::StatusOr<std::optional<internal::VerifiedMessage>> message =
+      co_await ReadMessage(reader_, file_, limits_, /*may_end=*/true,
+                           &position_, &metadata_);
+  if (!message.ok()) {
+    error_ = message.status();
+    co_return error_;
+  }
+  if (!message->has_value()) {
+    finished_ = true;
+    co_return std::nullopt;
+  }
+  const internal::VerifiedMessage& verified = **message;
+  absl::StatusOr<int64_t> body_length =
+      internal::MessageBodyLength(verified.get(), path(), limits_);
+  if (!body_length.ok()) {
+    error_ = body_length.status();
+    co_return error_;
+  }
+  if (*body_length > file_.size() - position_) {
+    error_ = absl::DataLossError(
+        absl::StrCat(path(), ": truncated message body at offset ", position_));
+    co_return error_;
+  }
+  absl::StatusOr<const internal::fb::RecordBatch*> header =
+      internal::RecordBatchHeader(verified.get(), path());
+  if (!header.ok()) {
+    error_ = header.status();
+    co_return error_;
+  }
+  position_ += *body_length;
+  co_return std::optional<int64_t>((*header)->length());
 }
 
 }  // namespace sluice::io::arrow

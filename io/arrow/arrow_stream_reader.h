@@ -22,6 +22,7 @@
 //   bounded by IpcLimits::max_body_bytes before anything is allocated.
 // - Next returns nullopt at the end of the stream, then again on every
 //   call; after an error it returns that error again.
+// - SkipNext learns a batch's rows from its metadata alone.
 // - One Next at a time (the stream is sequential). Awaitables resume on the
 //   executor of the awaiting coroutine and never throw; the reader and the
 //   AsyncFileReader must outlive them.
@@ -59,6 +60,14 @@ class ArrowStreamReader {
   // the end of the stream.
   asio::awaitable<absl::StatusOr<std::optional<RecordBatch>>> Next(
       std::vector<std::byte> buffer = {});
+
+  // The row count of the next record batch, whose body is skipped, not
+  // read (one small read for the message's prefix and metadata), or
+  // nullopt at the end of the stream: a survey of the rows. The metadata is
+  // checked as Next checks it before the body (a dictionary batch or a
+  // compressed body is refused); the body only as far as lying within the
+  // file. Errors and the end stick as for Next; the two may be mixed.
+  asio::awaitable<absl::StatusOr<std::optional<int64_t>>> SkipNext();
 
  private:
   ArrowStreamReader(AsyncFileReader& reader, internal::ReadOnlyFile file,

@@ -242,10 +242,9 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFileFormat(
   co_return survey;
 }
 
-// Stream format: a first pass over every record batch.
+// Stream format: every record batch's metadata, its body skipped.
 asio::awaitable<absl::StatusOr<FileSurvey>> SurveyStreamFormat(
-    io::AsyncFileReader& reader, std::string path,
-    std::vector<std::byte>& scratch) {
+    io::AsyncFileReader& reader, std::string path) {
   absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> stream =
       co_await arrow::ArrowStreamReader::Open(reader, path);
   if (!stream.ok()) {
@@ -260,19 +259,17 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyStreamFormat(
   }
   FileSurvey survey{.stream = true, .schema = (*stream)->schema()};
   while (true) {
-    absl::StatusOr<std::optional<RecordBatch>> batch =
-        co_await (*stream)->Next(std::move(scratch));
-    if (!batch.ok()) co_return batch.status();
-    if (!batch->has_value()) break;
-    survey.rows += (*batch)->num_rows();
-    scratch = std::move(**batch).TakeBuffer();
+    absl::StatusOr<std::optional<int64_t>> rows =
+        co_await (*stream)->SkipNext();
+    if (!rows.ok()) co_return rows.status();
+    if (!rows->has_value()) break;
+    survey.rows += **rows;
   }
   co_return survey;
 }
 
 asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
-    io::AsyncFileReader& reader, std::string path,
-    std::vector<std::byte>& scratch) {
+    io::AsyncFileReader& reader, std::string path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     co_return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
@@ -290,7 +287,7 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
   if (arrow::IsArrowFileStart(std::span(head).first(*got))) {
     co_return co_await SurveyFileFormat(reader, std::move(path));
   }
-  co_return co_await SurveyStreamFormat(reader, std::move(path), scratch);
+  co_return co_await SurveyStreamFormat(reader, std::move(path));
 }
 
 // Bytes of the validity and values buffers of `array` and its children.
@@ -449,11 +446,9 @@ asio::awaitable<std::vector<std::string>> ArrowSource::Discover() {
 }
 
 asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
-  std::vector<std::byte> scratch;
   int64_t offset = 0;
   for (std::string& path : paths) {
-    absl::StatusOr<FileSurvey> survey =
-        co_await SurveyFile(*reader_, path, scratch);
+    absl::StatusOr<FileSurvey> survey = co_await SurveyFile(*reader_, path);
     if (!survey.ok()) {
       SkipFile(FileSkipReason(survey.status()),
                std::string(survey.status().message()));

@@ -95,6 +95,12 @@ absl::StatusOr<int64_t> MessageBodyLength(const fb::Message& message,
                                           const std::string& file,
                                           const IpcLimits& limits);
 
+// The RecordBatch header of `message`, refusing what DecodeRecordBatch
+// refuses before it looks at the body: another message type, a dictionary
+// batch, a compressed body, a negative length.
+absl::StatusOr<const fb::RecordBatch*> RecordBatchHeader(
+    const fb::Message& message, const std::string& file);
+
 // Decodes the RecordBatch `message` over `body` (at least its announced
 // body length) against `schema`. `storage` becomes the batch's buffer: pass
 // the vector `body` lies in to keep it alive with the views, or an empty

@@ -5,11 +5,22 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace sluice::io::arrow::internal {
+
+std::span<std::byte> PageCongruentSpan(std::vector<std::byte>& buffer,
+                                       int64_t offset, size_t size) {
+  constexpr size_t kPageBytes = 4096;
+  buffer.resize(size + kPageBytes - 1);
+  const size_t lead = (static_cast<uintptr_t>(offset) -
+                       reinterpret_cast<uintptr_t>(buffer.data())) %
+                      kPageBytes;
+  return std::span(buffer).subspan(lead, size);
+}
 
 absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(std::string path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -191,11 +191,8 @@ absl::StatusOr<ArrayView> BatchDecoder::DecodeArray(const Field& field,
 
 }  // namespace
 
-absl::StatusOr<RecordBatch> DecodeRecordBatch(const fb::Message& message,
-                                              const Schema& schema,
-                                              std::span<const std::byte> body,
-                                              std::vector<std::byte> storage,
-                                              const std::string& file) {
+absl::StatusOr<const fb::RecordBatch*> RecordBatchHeader(
+    const fb::Message& message, const std::string& file) {
   switch (message.header_type()) {
     case fb::MessageHeader_RecordBatch:
       break;
@@ -208,21 +205,33 @@ absl::StatusOr<RecordBatch> DecodeRecordBatch(const fb::Message& message,
           absl::StrCat(file, ": expected a RecordBatch message, found ",
                        fb::EnumNameMessageHeader(message.header_type())));
   }
-  if (message.header_as_RecordBatch() == nullptr) {
+  const fb::RecordBatch* batch = message.header_as_RecordBatch();
+  if (batch == nullptr) {
     return absl::DataLossError(
         absl::StrCat(file, ": a RecordBatch message without its header"));
   }
-  const fb::RecordBatch& batch = *message.header_as_RecordBatch();
-  if (batch.compression() != nullptr) {
+  if (batch->compression() != nullptr) {
     return absl::UnimplementedError(
         absl::StrCat(file, ": buffer compression (BodyCompression, codec ",
-                     fb::EnumNameCompressionType(batch.compression()->codec()),
+                     fb::EnumNameCompressionType(batch->compression()->codec()),
                      ") is not supported"));
   }
-  if (batch.length() < 0) {
+  if (batch->length() < 0) {
     return absl::DataLossError(
-        absl::StrCat(file, ": negative record batch length ", batch.length()));
+        absl::StrCat(file, ": negative record batch length ", batch->length()));
   }
+  return batch;
+}
+
+absl::StatusOr<RecordBatch> DecodeRecordBatch(const fb::Message& message,
+                                              const Schema& schema,
+                                              std::span<const std::byte> body,
+                                              std::vector<std::byte> storage,
+                                              const std::string& file) {
+  absl::StatusOr<const fb::RecordBatch*> header =
+      RecordBatchHeader(message, file);
+  if (!header.ok()) return header.status();
+  const fb::RecordBatch& batch = **header;
   BatchDecoder decoder(batch, body, file);
   std::vector<ArrayView> columns;
   columns.reserve(schema.fields.size());

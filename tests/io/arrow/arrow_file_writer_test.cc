@@ -1,5 +1,6 @@
 #include "io/arrow/arrow_file_writer.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,27 @@ TEST(ArrowFileWriterTest, RecordBatchRowsOfManyBatches) {
     absl::StatusOr<std::vector<int64_t>> rows = CountRows(path, io_uring);
     ASSERT_TRUE(rows.ok()) << rows.status();
     EXPECT_EQ(*rows, expected) << io_uring;
+  }
+}
+
+// PageCongruentSpan puts `size` bytes inside the buffer at the address
+// congruent to the file offset modulo 4096 (the kernel copies fastest
+// there).
+TEST(ReadOnlyFileTest, PageCongruentSpanMatchesTheOffsetWithinAPage) {
+  std::vector<std::byte> buffer;
+  for (const int64_t offset : {0, 8, 16, 4088, 4096, 98760}) {
+    for (const size_t size : {1, 100, 5000}) {
+      const std::span<std::byte> span =
+          internal::PageCongruentSpan(buffer, offset, size);
+      EXPECT_EQ(span.size(), size);
+      EXPECT_EQ((reinterpret_cast<uintptr_t>(span.data()) -
+                 static_cast<uintptr_t>(offset)) %
+                    4096,
+                0u)
+          << offset;
+      EXPECT_GE(span.data(), buffer.data());
+      EXPECT_LE(span.data() + span.size(), buffer.data() + buffer.size());
+    }
   }
 }
 

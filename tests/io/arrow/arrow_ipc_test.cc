@@ -688,6 +688,88 @@ TEST_P(ArrowAsyncTest, StreamReaderRepeatsItsEndAndItsError) {
   runner.RunToCompletion();
 }
 
+// SkipNext counts a batch's rows from its metadata and never decodes its
+// body: a batch whose offsets run past its data (Next: DataLoss) counts
+// like any other; it mixes with Next, and ends as Next ends.
+TEST_P(ArrowAsyncTest, SkipNextCountsRowsFromTheMetadataAlone) {
+  const TestSchema schema{.fields = {Utf8Field("s")}};
+  const TempFile stream(MakeStream(
+      schema,
+      {Utf8Batch({0, 1, 99}), Utf8Batch({0, 1, 2, 3}), Utf8Batch({0, 3})}));
+  asio::io_context io;
+  AsyncFileReader reader(io, {.use_io_uring = GetParam()});
+  sluice::testing::CoroutineRunner runner(io);
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    auto opened = co_await ArrowStreamReader::Open(reader, stream.path());
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    if (!opened.ok()) co_return;
+    ArrowStreamReader& arrow = **opened;
+    absl::StatusOr<std::optional<int64_t>> rows = co_await arrow.SkipNext();
+    EXPECT_TRUE(rows.ok() && *rows == std::optional<int64_t>(2))
+        << rows.status();
+    absl::StatusOr<std::optional<RecordBatch>> batch = co_await arrow.Next();
+    EXPECT_TRUE(batch.ok() && batch->has_value()) << batch.status();
+    if (batch.ok() && batch->has_value()) {
+      EXPECT_EQ((*batch)->num_rows(), 3);
+      EXPECT_EQ((*batch)->column(0).String(2), "c");
+    }
+    rows = co_await arrow.SkipNext();
+    EXPECT_TRUE(rows.ok() && *rows == std::optional<int64_t>(1))
+        << rows.status();
+    for (int i = 0; i < 2; ++i) {
+      rows = co_await arrow.SkipNext();
+      EXPECT_TRUE(rows.ok() && !rows->has_value()) << rows.status();
+    }
+    // The same first batch through Next is refused.
+    opened = co_await ArrowStreamReader::Open(reader, stream.path());
+    if (!opened.ok()) co_return;
+    batch = co_await (*opened)->Next();
+    EXPECT_EQ(batch.status().code(), absl::StatusCode::kDataLoss);
+  });
+  runner.RunToCompletion();
+}
+
+// What SkipNext can tell without the body it refuses as Next does: a
+// compressed body, a dictionary batch, a body past the end of the file.
+TEST_P(ArrowAsyncTest, SkipNextRefusesWhatTheMetadataShows) {
+  const TestSchema schema{.fields = {Int32Field("x")}};
+  TestBatch compressed = Int32Batch();
+  compressed.compressed = true;
+  TestBatch dictionary_batch = Int32Batch();
+  dictionary_batch.dictionary_batch = true;
+  const std::string whole = MakeStream(schema, {Int32Batch()});
+  const TempFile compressed_file(MakeStream(schema, {compressed}));
+  const TempFile dictionary_file(MakeStream(schema, {dictionary_batch}));
+  const TempFile truncated_file(whole.substr(0, whole.size() - 12));
+  const std::pair<const TempFile*, std::vector<std::string>> cases[] = {
+      {&compressed_file, {"buffer compression", "LZ4_FRAME"}},
+      {&dictionary_file, {"dictionary batches"}},
+      {&truncated_file, {"truncated message body"}},
+  };
+  asio::io_context io;
+  AsyncFileReader reader(io, {.use_io_uring = GetParam()});
+  sluice::testing::CoroutineRunner runner(io);
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    for (const auto& [file, words] : cases) {
+      auto opened = co_await ArrowStreamReader::Open(reader, file->path());
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      if (!opened.ok()) continue;
+      for (int i = 0; i < 2; ++i) {
+        const absl::StatusOr<std::optional<int64_t>> rows =
+            co_await (*opened)->SkipNext();
+        EXPECT_FALSE(rows.ok()) << file->path();
+        for (const std::string& word : words) {
+          EXPECT_NE(rows.status().message().find(word), std::string::npos)
+              << rows.status();
+        }
+        EXPECT_NE(rows.status().message().find(file->path()), std::string::npos)
+            << rows.status();
+      }
+    }
+  });
+  runner.RunToCompletion();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ArrowAsyncTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "IoUring" : "PreadThreads";

@@ -429,7 +429,7 @@ TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
   EXPECT_EQ(totals.arrow_source().dataset_files(), 1u);
 }
 
-TEST(ArrowSourceTest, StreamFilesAreSurveyedByAFirstPass) {
+TEST(ArrowSourceTest, StreamFilesAreSurveyedFromTheirMetadata) {
   namespace t = io::arrow::testing;
   TempDir dir;
   const t::TestSchema schema{
