@@ -138,12 +138,10 @@ absl::StatusOr<int64_t> ArrowFileReader::RowsFromMetadata(
       internal::VerifiedMessage::Verify(
           all.subspan(prefix->prefix_bytes, prefix->metadata_bytes), path());
   if (!message.ok()) return message.status();
-  const auto* batch = message->get().header_as_RecordBatch();
-  if (batch == nullptr || batch->length() < 0) {
-    return absl::DataLossError(absl::StrCat(
-        path(), ": block ", index, " is not a valid record batch message"));
-  }
-  return batch->length();
+  absl::StatusOr<const internal::fb::RecordBatch*> header =
+      internal::RecordBatchHeader(message->get(), path());
+  if (!header.ok()) return header.status();
+  return (*header)->length();
 }
 
 asio::awaitable<absl::StatusOr<RecordBatch>> ArrowFileReader::ReadRecordBatch(

@@ -78,7 +78,8 @@ class ArrowFileReader {
  private:
   ArrowFileReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
                   IpcLimits limits, internal::FileFooter footer);
-  // The row count in record batch `index`'s metadata bytes `all`.
+  // The row count in record batch `index`'s metadata bytes `all`, refused
+  // as the stream reader's SkipNext refuses (internal::RecordBatchHeader).
   absl::StatusOr<int64_t> RowsFromMetadata(std::span<const std::byte> all,
                                            size_t index) const;
 

@@ -81,85 +81,64 @@ ArrowStreamReader::Open(AsyncFileReader& reader, std::string path,
   co_return stream;
 }
 
-asio::awaitable<absl::StatusOr<std::optional<RecordBatch>>>
-ArrowStreamReader::Next(std::vector<std::byte> buffer) {
+absl::Status ArrowStreamReader::Fail(absl::Status error) {
+  error_ = std::move(error);
+  return error_;
+}
+
+asio::awaitable<
+    absl::StatusOr<std::optional<ArrowStreamReader::MessageBeforeBody>>>
+ArrowStreamReader::NextMessage() {
   if (!error_.ok()) co_return error_;
   if (finished_) co_return std::nullopt;
   absl::StatusOr<std::optional<internal::VerifiedMessage>> message =
       co_await ReadMessage(reader_, file_, limits_, /*may_end=*/true,
                            &position_, &metadata_);
-  if (!message.ok()) {
-    error_ = message.status();
-    co_return error_;
-  }
+  if (!message.ok()) co_return Fail(message.status());
   if (!message->has_value()) {
     finished_ = true;
     co_return std::nullopt;
   }
-  const internal::VerifiedMessage& verified = **message;
-  absl::StatusOr<int64_t> body_length =
-      internal::MessageBodyLength(verified.get(), path(), limits_);
-  if (!body_length.ok()) {
-    error_ = body_length.status();
-    co_return error_;
+  absl::StatusOr<int64_t> body_bytes =
+      internal::MessageBodyLength((*message)->get(), path(), limits_);
+  if (!body_bytes.ok()) co_return Fail(body_bytes.status());
+  if (*body_bytes > file_.size() - position_) {
+    co_return Fail(absl::DataLossError(absl::StrCat(
+        path(), ": truncated message body at offset ", position_)));
   }
-  if (*body_length > file_.size() - position_) {
-    error_ = absl::DataLossError(
-        absl::StrCat(path(), ": truncated message body at offset ", position_));
-    co_return error_;
-  }
+  co_return MessageBeforeBody{.message = **std::move(message),
+                              .body_bytes = *body_bytes};
+}
+
+asio::awaitable<absl::StatusOr<std::optional<RecordBatch>>>
+ArrowStreamReader::Next(std::vector<std::byte> buffer) {
+  absl::StatusOr<std::optional<MessageBeforeBody>> next =
+      co_await NextMessage();
+  if (!next.ok()) co_return next.status();
+  if (!next->has_value()) co_return std::nullopt;
+  const MessageBeforeBody& message = **next;
   // The span stays valid when `buffer` moves into the batch.
   const std::span<std::byte> body = internal::PageCongruentSpan(
-      buffer, position_, static_cast<size_t>(*body_length));
+      buffer, position_, static_cast<size_t>(message.body_bytes));
   absl::Status read = co_await file_.ReadExactly(reader_, position_, body);
-  if (!read.ok()) {
-    error_ = read;
-    co_return error_;
-  }
-  position_ += *body_length;
+  if (!read.ok()) co_return Fail(read);
+  position_ += message.body_bytes;
   absl::StatusOr<RecordBatch> batch = internal::DecodeRecordBatch(
-      verified.get(), schema_, body, std::move(buffer), path());
-  if (!batch.ok()) {
-    error_ = batch.status();
-    co_return error_;
-  }
+      message.message.get(), schema_, body, std::move(buffer), path());
+  if (!batch.ok()) co_return Fail(batch.status());
   co_return std::optional<RecordBatch>(*std::move(batch));
 }
 
 asio::awaitable<absl::StatusOr<std::optional<int64_t>>>
 ArrowStreamReader::SkipNext() {
-  if (!error_.ok()) co_return error_;
-  if (finished_) co_return std::nullopt;
-  absl::StatusOr<std::optional<internal::VerifiedMessage>> message =
-      co_await ReadMessage(reader_, file_, limits_, /*may_end=*/true,
-                           &position_, &metadata_);
-  if (!message.ok()) {
-    error_ = message.status();
-    co_return error_;
-  }
-  if (!message->has_value()) {
-    finished_ = true;
-    co_return std::nullopt;
-  }
-  const internal::VerifiedMessage& verified = **message;
-  absl::StatusOr<int64_t> body_length =
-      internal::MessageBodyLength(verified.get(), path(), limits_);
-  if (!body_length.ok()) {
-    error_ = body_length.status();
-    co_return error_;
-  }
-  if (*body_length > file_.size() - position_) {
-    error_ = absl::DataLossError(
-        absl::StrCat(path(), ": truncated message body at offset ", position_));
-    co_return error_;
-  }
+  absl::StatusOr<std::optional<MessageBeforeBody>> next =
+      co_await NextMessage();
+  if (!next.ok()) co_return next.status();
+  if (!next->has_value()) co_return std::nullopt;
   absl::StatusOr<const internal::fb::RecordBatch*> header =
-      internal::RecordBatchHeader(verified.get(), path());
-  if (!header.ok()) {
-    error_ = header.status();
-    co_return error_;
-  }
-  position_ += *body_length;
+      internal::RecordBatchHeader((*next)->message.get(), path());
+  if (!header.ok()) co_return Fail(header.status());
+  position_ += (*next)->body_bytes;
   co_return std::optional<int64_t>((*header)->length());
 }
 

@@ -39,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
+#include "io/arrow/internal/ipc_format.h"
 #include "io/arrow/internal/read_only_file.h"
 #include "io/arrow/ipc_limits.h"
 #include "io/arrow/record_batch.h"
@@ -72,6 +73,18 @@ class ArrowStreamReader {
  private:
   ArrowStreamReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
                     IpcLimits limits);
+
+  // A message whose body starts at position_ and lies within the file.
+  struct MessageBeforeBody {
+    internal::VerifiedMessage message;
+    int64_t body_bytes = 0;
+  };
+  // The next message up to its body, nullopt at the end of the stream;
+  // keeps an error (and the end) for every later call.
+  asio::awaitable<absl::StatusOr<std::optional<MessageBeforeBody>>>
+  NextMessage();
+  // Keeps `error` for every later call and returns it.
+  absl::Status Fail(absl::Status error);
 
   AsyncFileReader& reader_;
   internal::ReadOnlyFile file_;
