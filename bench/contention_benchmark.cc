@@ -6,6 +6,7 @@
 //                                    [--batches N] [--games N]
 //                                    [--cases alone,duty30,duty60,stream]
 //                                    [--deterministic 1]
+//                                    [--placement auto|pinned|floating]
 //
 // Cases (each a co-runner started before and killed after the case's two
 // measurements):
@@ -22,8 +23,12 @@
 // --threads threads: the bound) and the pipeline
 // (proto/examples/lc0_train.textproto on --threads worker threads: a short
 // warm-up, then --batches batches), in alternating order from round to
-// round. Rounds repeat the cases in turn (alone, duty30, ..., alone, ...),
-// so a slow spell of the host lands on every case alike.
+// round. Both sides place their threads alike: --placement sets the
+// pipeline's worker_placement, and the bound's threads are pinned to the
+// same CPUs when the pipeline's are (engine/worker_placement.h), so the
+// bound never lacks what the engine does. Rounds repeat the cases in turn
+// (alone, duty30, ..., alone, ...), so a slow spell of the host lands on every
+// case alike.
 //
 // Per round and case it prints positions/s of both, their ratio, and for
 // each side: CPU seconds per wall second of its threads, context switches
@@ -61,6 +66,7 @@
 
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
+#include "engine/worker_placement.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::lc0 {
@@ -260,7 +266,8 @@ ThreadCounters Difference(const ThreadCounters& after,
 // untimed pass of its own. All positions of the timed part over the time
 // until the last thread is done.
 Measurement MeasureBound(const std::vector<std::string>& chunks,
-                         size_t window_frames, unsigned threads) {
+                         size_t window_frames, unsigned threads,
+                         const std::vector<int>& pinned_cpus) {
   std::atomic<size_t> next{0};
   const size_t total = threads * chunks.size();
   std::atomic<uint64_t> positions{0};
@@ -273,6 +280,9 @@ Measurement MeasureBound(const std::vector<std::string>& chunks,
       workers.emplace_back([&, t] {
         const std::string name = "bound-" + std::to_string(t);
         ::pthread_setname_np(::pthread_self(), name.c_str());
+        if (!pinned_cpus.empty() && !PinCurrentThread(pinned_cpus[t])) {
+          Die("cannot pin " + name);
+        }
         // One untimed pass first: the window's records and the batch are
         // allocated and touched, as the pipeline's are after its warm-up.
         bench::StageWorker worker(window_frames);
@@ -304,9 +314,12 @@ Measurement MeasureBound(const std::vector<std::string>& chunks,
 // of its worker threads ("sluice-w*") over the timed part.
 Measurement MeasurePipeline(const std::string& dir, unsigned threads,
                             int batches, bool deterministic,
+                            DataLoaderConfig::WorkerPlacement placement,
                             Clock::duration warm_up) {
   DataLoader loader(CreateStage);
-  loader.Configure(bench::TrainConfig(dir, threads, deterministic));
+  DataLoaderConfig config = bench::TrainConfig(dir, threads, deterministic);
+  config.set_worker_placement(placement);
+  loader.Configure(config);
   const auto start = Clock::now();
   loader.Start();
   while (Clock::now() - start < warm_up) {
@@ -381,6 +394,7 @@ int Main(int argc, char** argv) {
   int batches = 600;
   int games = 2000;
   bool deterministic = false;
+  DataLoaderConfig::WorkerPlacement placement = DataLoaderConfig::AUTO;
   std::vector<Case> cases = AllCases();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -397,6 +411,12 @@ int Main(int argc, char** argv) {
       cases = ParseCases(value);
     } else if (flag == "--deterministic") {
       deterministic = std::atoi(value.c_str()) != 0;
+    } else if (flag == "--placement") {
+      std::string upper = value;
+      std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+      if (!DataLoaderConfig::WorkerPlacement_Parse(upper, &placement)) {
+        Die("--placement takes auto, pinned or floating");
+      }
     } else {
       Die("unknown flag " + flag);
     }
@@ -406,14 +426,23 @@ int Main(int argc, char** argv) {
       bench::ReadChunks(bench::EnsureData(dir, games));
   const size_t window = bench::ReservoirSize(bench::TrainConfig(dir, threads));
   constexpr auto kWarmUp = std::chrono::seconds(3);
+  const std::vector<int> pinned_cpus = PinnedCpus(
+      placement == DataLoaderConfig::PINNED     ? WorkerPlacement::kPinned
+      : placement == DataLoaderConfig::FLOATING ? WorkerPlacement::kFloating
+                                                : WorkerPlacement::kAuto,
+      threads, AllowedCpus());
+  std::string pinned_text = pinned_cpus.empty() ? "floating" : "pinned to CPU";
+  for (size_t i = 0; i < pinned_cpus.size(); ++i) {
+    pinned_text += (i == 0 ? " " : ",") + std::to_string(pinned_cpus[i]);
+  }
   std::printf(
-      "%u threads, %d batches of %zu per pipeline run%s; bound: the stages' "
-      "work with no engine on %u threads at once\n"
+      "%u threads (%s), %d batches of %zu per pipeline run%s; bound: the "
+      "stages' work with no engine on %u threads at once, placed alike\n"
       "per side: cpu = CPU s per wall s of its threads; vol, invol, migr = "
       "voluntary and involuntary context switches and migrations per 1000 "
       "batches' worth of positions\n\n",
-      threads, batches, kBatchSize, deterministic ? " (deterministic)" : "",
-      threads);
+      threads, pinned_text.c_str(), batches, kBatchSize,
+      deterministic ? " (deterministic)" : "", threads);
   std::printf("%-5s %-7s %11s %11s %6s  %-29s  %-29s  %s\n", "round", "case",
               "pipeline/s", "bound/s", "ratio", "pipeline: cpu vol invol migr",
               "bound: cpu vol invol migr", "co-runner core share");
@@ -425,12 +454,12 @@ int Main(int argc, char** argv) {
       // Alternate which side goes first, so that neither always meets the
       // co-runner (or the page cache, or the host) fresher.
       if (round % 2 == 0) {
-        sample.bound = MeasureBound(chunks, window, threads);
+        sample.bound = MeasureBound(chunks, window, threads, pinned_cpus);
       }
-      sample.pipeline =
-          MeasurePipeline(dir, threads, batches, deterministic, kWarmUp);
+      sample.pipeline = MeasurePipeline(dir, threads, batches, deterministic,
+                                        placement, kWarmUp);
       if (round % 2 == 1) {
-        sample.bound = MeasureBound(chunks, window, threads);
+        sample.bound = MeasureBound(chunks, window, threads, pinned_cpus);
       }
       sample.co_runner_share = co_runner.Stop();
       std::printf(
@@ -454,6 +483,7 @@ int Main(int argc, char** argv) {
               "co-runner share");
   std::string json =
       "{\"benchmark\":\"contention\",\"threads\":" + std::to_string(threads) +
+      ",\"pinned\":" + (pinned_cpus.empty() ? "false" : "true") +
       ",\"rounds\":" + std::to_string(rounds);
   for (const Case& c : cases) {
     std::vector<double> ratios, rates, shares;

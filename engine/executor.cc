@@ -11,9 +11,8 @@ namespace sluice {
 namespace {
 
 unsigned ResolveThreads(unsigned requested) {
-  if (requested > 0) return requested;
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores > 0 ? cores : 1;
+  return requested > 0 ? requested
+                       : static_cast<unsigned>(AllowedCpus().size());
 }
 
 io::AsyncFileReader::Options ReaderOptions(bool use_io_uring) {
@@ -26,6 +25,7 @@ io::AsyncFileReader::Options ReaderOptions(bool use_io_uring) {
 
 Executor::Executor(Options options)
     : threads_(ResolveThreads(options.threads)),
+      pinned_cpus_(PinnedCpus(options.placement, threads_, AllowedCpus())),
       io_context_(static_cast<int>(threads_)),
       work_guard_(io_context_.get_executor()),
       file_reader_(io_context_, ReaderOptions(options.use_io_uring)) {
@@ -50,9 +50,20 @@ void Executor::Start() {
       // (at most 15 characters).
       const std::string name = "sluice-w" + std::to_string(i);
       ::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
+      if (!pinned_cpus_.empty()) Pin(i);
       io_context_.run();
     });
   }
+}
+
+void Executor::Pin(unsigned worker) {
+  const int cpu = pinned_cpus_[worker];
+  if (PinCurrentThread(cpu)) return;
+  static std::once_flag logged;
+  std::call_once(logged, [cpu] {
+    LogWarning("could not pin a worker thread to CPU ", cpu,
+               " (the OS refused); the workers float");
+  });
 }
 
 void Executor::Stop() {

@@ -9,7 +9,9 @@
 //   executor.Stop();  // from a thread that is not one of its workers
 //
 // Promises: Start() launches the threads once, named "sluice-w<i>" (as
-// top -H and perf show them); Stop() stops the loop, joins
+// top -H and perf show them) and, if the placement pins them, each
+// restricted to its CPU (pinned_cpus(); a refusal is logged once and the
+// thread floats); Stop() stops the loop, joins
 // them and waits for the blocking calls under way (idempotent; the
 // destructor calls it). The io_uring fallback is
 // logged once per process and visible through io_backend().
@@ -24,6 +26,7 @@
 #include "asio/any_io_executor.hpp"
 #include "asio/executor_work_guard.hpp"
 #include "asio/io_context.hpp"
+#include "engine/worker_placement.h"
 #include "io/async_file_reader.h"
 #include "io/blocking_io_pool.h"
 
@@ -32,8 +35,10 @@ namespace sluice {
 class Executor {
  public:
   struct Options {
-    // Worker threads; 0 means the number of cores.
+    // Worker threads; 0 means the number of CPUs the process may use.
     unsigned threads = 0;
+    // Each worker on a CPU of its own, or floating (engine/worker_placement.h).
+    WorkerPlacement placement = WorkerPlacement::kAuto;
     // Try io_uring for file reads (see io::AsyncFileReader).
     bool use_io_uring = true;
   };
@@ -55,13 +60,19 @@ class Executor {
   // For whole-file writes, fsyncs and unlinks: never on a worker thread.
   io::BlockingIoPool& blocking_io() { return blocking_io_; }
   unsigned threads() const { return threads_; }
+  // The CPU of each worker thread in order, or empty when they float.
+  const std::vector<int>& pinned_cpus() const { return pinned_cpus_; }
   // "io_uring" or the fallback's name.
   std::string_view io_backend() const { return file_reader_.backend_name(); }
   // True on one of this executor's worker threads.
   bool RunningInThisThread() const;
 
  private:
+  // Restricts the calling worker thread to its CPU.
+  void Pin(unsigned worker);
+
   const unsigned threads_;
+  const std::vector<int> pinned_cpus_;
   mutable asio::io_context io_context_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
       work_guard_;

@@ -18,6 +18,17 @@
 namespace sluice {
 namespace {
 
+WorkerPlacement PlacementOf(const DataLoaderConfig& config) {
+  switch (config.worker_placement()) {
+    case DataLoaderConfig::PINNED:
+      return WorkerPlacement::kPinned;
+    case DataLoaderConfig::FLOATING:
+      return WorkerPlacement::kFloating;
+    default:
+      return WorkerPlacement::kAuto;
+  }
+}
+
 using google::protobuf::FieldDescriptor;
 
 // The LoaderCheckpoint.format this build writes and reads.
@@ -305,6 +316,7 @@ absl::Status Pipeline::Start() {
   }
   executor_ = std::make_unique<Executor>(
       Executor::Options{.threads = options_.worker_threads(),
+                        .placement = PlacementOf(options_),
                         .use_io_uring = options_.use_io_uring()});
   tasks_ = std::make_unique<TaskGroup>(
       executor_->get(),
@@ -459,6 +471,7 @@ DataLoaderConfig Pipeline::BatchDefiningConfig() const {
   config.clear_worker_threads();
   config.clear_metrics_interval_seconds();
   config.clear_use_io_uring();
+  config.clear_worker_placement();
   for (const auto& stage : stage_configs_) *config.add_stage() = *stage;
   for (const std::string& spec : output_specs_) config.add_output(spec);
   ClearParallelism(config);

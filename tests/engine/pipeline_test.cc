@@ -1,7 +1,14 @@
 #include "engine/pipeline.h"
 
-#include <string>
+#include <sched.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/worker_placement.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -281,6 +288,59 @@ TEST(PipelineConfigTest, RejectsWrongElementTypeAtGetNext) {
                 .status()
                 .code(),
             absl::StatusCode::kNotFound);
+}
+
+// The CPUs each of this process's threads named `name` may run on.
+std::vector<std::vector<int>> AffinitiesOfThreadsNamed(
+    const std::string& name) {
+  std::vector<std::vector<int>> out;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    if (thread_name != name) continue;
+    const pid_t tid = std::stoi(task.path().filename().string());
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (::sched_getaffinity(tid, sizeof(mask), &mask) != 0) continue;
+    std::vector<int> cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    }
+    out.push_back(std::move(cpus));
+  }
+  return out;
+}
+
+TEST(PipelinePlacementTest, WorkerPlacementComesFromTheConfig) {
+  const std::vector<int> allowed = AllowedCpus();
+  for (const char* placement : {"PINNED", "FLOATING"}) {
+    Pipeline pipeline(TestFactory);
+    ASSERT_TRUE(pipeline
+                    .Configure(ParseConfig(absl::StrCat(
+                        "worker_threads: 1 worker_placement: ", placement,
+                        R"pb(
+                          stage {
+                            name: "source"
+                            counting_source { count: 1 }
+                          }
+                        )pb")))
+                    .ok());
+    ASSERT_TRUE(pipeline.Start().ok());
+    // The worker made the item: it had named and placed itself before.
+    ASSERT_TRUE(
+        pipeline.GetNextFor<uint64_t>("", std::chrono::seconds(30)).ok());
+    const std::vector<std::vector<int>> affinities =
+        AffinitiesOfThreadsNamed("sluice-w0");
+    pipeline.Stop();
+    ASSERT_EQ(affinities.size(), 1u) << placement;
+    if (std::string(placement) == "PINNED") {
+      EXPECT_EQ(affinities[0], std::vector<int>{allowed.front()});
+    } else {
+      EXPECT_EQ(affinities[0], allowed);
+    }
+  }
 }
 
 }  // namespace

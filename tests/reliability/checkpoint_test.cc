@@ -178,9 +178,10 @@ TEST_F(CheckpointTest, DamagedTruncatedOrForeignCheckpointsAreRefused) {
     }
   }
   EXPECT_THAT(refusal(other_batch, checkpoint), HasSubstr("batch_size"));
-  // Thread counts are not part of the identity.
+  // Thread counts and placement are not part of the identity.
   DataLoaderConfig more_threads = config;
   more_threads.set_worker_threads(5);
+  more_threads.set_worker_placement(DataLoaderConfig::FLOATING);
   EXPECT_EQ(refusal(more_threads, checkpoint), "accepted");
 }
 
