@@ -39,6 +39,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <typeindex>
@@ -142,6 +143,23 @@ class Channel final : public ChannelBase {
   // closed or full under kBlock, in which case `item` is left untouched.
   bool TrySend(T& item) { return TrySendImpl(item).value_or(false); }
 
+  // Never suspends: sends the leading items of `items` while the channel
+  // takes them (one lock for many; a waiting receiver is handed its item as
+  // by TrySend) and returns how many it took; those are moved from, the
+  // rest left untouched. Stops at the first refusal: closed, or full under
+  // kBlock.
+  size_t TrySendSome(std::span<T> items) {
+    size_t sent = 0;
+    std::unique_lock lock(mu_);
+    while (sent < items.size()) {
+      if (!lock.owns_lock()) lock.lock();  // a receiver was handed an item
+      const std::optional<bool> done = SendLocked(items[sent], lock);
+      if (!done.value_or(false)) break;
+      ++sent;
+    }
+    return sent;
+  }
+
   // Never suspends: the next buffered item, if any.
   std::optional<T> TryReceive() {
     std::optional<Numbered<T>> item;
@@ -200,6 +218,17 @@ class Channel final : public ChannelBase {
   size_t Size() const override {
     std::lock_guard lock(mu_);
     return buffer_.size();
+  }
+
+  // How many items sends would hand on now without suspending or dropping:
+  // suspended receivers plus free places (none once closed, or while
+  // senders wait). Only grows until the next send when the caller is the
+  // channel's only sender.
+  size_t Room() const {
+    std::lock_guard lock(mu_);
+    if (closed_ || !senders_.empty()) return 0;
+    return receivers_.size() +
+           (capacity() - std::min(capacity(), buffer_.size()));
   }
 
   bool IsClosed() const override {

@@ -13,10 +13,10 @@
 // Promises:
 // - `transform(item, results)` is called once per input item, on the
 //   worker's coroutine, with `results` empty; what it appends is sent.
-// - Without `ordered` the results go straight to `output` (TrySend first,
-//   then Send). With it, the worker reserves a place before each receive
-//   and Puts the results under the item's position (engine/ordered_output.h),
-//   so the stage's output keeps the input's order.
+// - Without `ordered` the results go straight to `output` (TrySendSome
+//   first, Send when the channel is full). With it, the worker reserves a place
+//   before each receive and Puts the results under the item's position
+//   (engine/ordered_output.h), so the stage's output keeps the input's order.
 // - After each item the worker yields to the executor when
 //   `yield_after_each_item` (one item is one slice of CPU work).
 // - Returns when the input ends, or at once when the output or the ordered
@@ -25,6 +25,7 @@
 #define SLUICE_ENGINE_MAP_WORKER_H_
 
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -59,11 +60,14 @@ asio::awaitable<void> RunMapWorker(Channel<In>* input, Channel<Out>* output,
       }
       results = std::vector<Out>();
     } else {
-      for (Out& result : results) {
-        if (!output->TrySend(result) &&
-            !co_await output->Send(std::move(result), meter)) {
+      std::span<Out> unsent(results);
+      while (true) {
+        unsent = unsent.subspan(output->TrySendSome(unsent));
+        if (unsent.empty()) break;
+        if (!co_await output->Send(std::move(unsent.front()), meter)) {
           co_return;
         }
+        unsent = unsent.subspan(1);
       }
     }
     if (yield_after_each_item) {

@@ -20,7 +20,9 @@
 // - Between the two, after each incoming item it emits uniformly chosen
 //   residents while the output has room and the reservoir is above
 //   `min_fill`; when the output is full it keeps the item instead, so the
-//   reservoir grows towards `size` while downstream is the bottleneck. With
+//   reservoir grows towards `size` while downstream is the bottleneck.
+//   (The room is read once per group of items taken from the input at
+//   once, and what a group emits is sent under one lock of the output.) With
 //   min_fill == size the output is a pure function of the input order and
 //   the seed.
 // - Deterministic mode (constructed with `deterministic`): between the two,
@@ -60,6 +62,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -138,25 +141,17 @@ class ReservoirShuffler {
     std::swap(item, reservoir_[random_.Below(reservoir_.size())]);
     return item;
   }
-  // While the reservoir is above min_fill, offers a uniformly chosen
-  // resident to `try_send` (a `bool(T&)` that moves from its argument only
-  // when it returns true, as Channel::TrySend); stops at the first refusal.
-  // Returns the number sent.
-  template <typename TrySend>
-  size_t EmitWhileRoom(TrySend&& try_send) {
-    size_t sent = 0;
-    while (reservoir_.size() > min_fill_) {
-      const size_t slot = random_.Below(reservoir_.size());
-      std::optional<ItemRef> ref;
-      if constexpr (kJournaled) {
-        if (journal_enabled_) ref = CheckpointRef(reservoir_[slot]);
-      }
-      if (!try_send(reservoir_[slot])) break;
-      if (ref) journal_.push_back(*ref);
-      TakeSlot(slot);  // moved from by try_send
-      ++sent;
+  // Moves uniformly chosen residents to `out` while the reservoir is above
+  // min_fill, at most `room` of them (journaled: they are decided for
+  // output); returns how many.
+  size_t TakeWhileRoom(size_t room, std::vector<T>& out) {
+    size_t taken = 0;
+    while (taken < room && reservoir_.size() > min_fill_) {
+      out.push_back(TakeRandom());
+      Journal(out.back());
+      ++taken;
     }
-    return sent;
+    return taken;
   }
   // Removes and returns a uniformly chosen resident; needs residents() > 0.
   T TakeRandom() { return TakeSlot(random_.Below(reservoir_.size())); }
@@ -173,7 +168,6 @@ class ReservoirShuffler {
   // close `output`. Channel waits are reported to `meter`.
   asio::awaitable<void> Run(Channel<T>* input, Channel<T>* output,
                             LoadMeter* meter) {
-    const auto try_send = [output](T& item) { return output->TrySend(item); };
     // A restored shuffler first emits what it had emitted that downstream
     // did not keep (journaled by Restore).
     for (T& item : restored_pending_) {
@@ -184,6 +178,7 @@ class ReservoirShuffler {
     uint64_t handled = 0;
     std::vector<T> incoming = std::move(put_back_);
     incoming.reserve(kItemsPerReceive);
+    std::vector<T> outgoing;
     while (true) {
       if (incoming.empty()) {
         const bool received =
@@ -191,6 +186,12 @@ class ReservoirShuffler {
         if (!received) break;
       }
       received_.fetch_add(incoming.size(), std::memory_order_relaxed);
+      // Not deterministic: what the group emits goes to `outgoing` in the
+      // order decided (and journaled), within the output's room read now
+      // (it only grows meanwhile: this is the output's only sender), and is
+      // sent at the end of the group; an evicted item is emitted even
+      // without room.
+      size_t room = deterministic_ ? 0 : output->Room();
       for (T& item : incoming) {
         std::optional<T> evicted;
         uint64_t allowed = 0;
@@ -199,7 +200,16 @@ class ReservoirShuffler {
           if (Skip(item)) continue;
           evicted = Admit(std::move(item));
           if (evicted) Journal(*evicted);
-          if (deterministic_) allowed = ScheduledResidents();
+          if (deterministic_) {
+            allowed = ScheduledResidents();
+          } else {
+            if (evicted) {
+              outgoing.push_back(*std::move(evicted));
+              evicted.reset();
+              if (room > 0) --room;
+            }
+            room -= TakeWhileRoom(room, outgoing);
+          }
         }
         if (evicted) {
           if (!co_await output->Send(std::move(*evicted), meter)) co_return;
@@ -220,16 +230,9 @@ class ReservoirShuffler {
             }
             emitted_.fetch_add(1, std::memory_order_relaxed);
           }
-          continue;
         }
-        // Per item, so that with min_fill 0 an item passes straight through.
-        size_t sent;
-        {
-          const std::unique_lock lock = Lock();
-          sent = EmitWhileRoom(try_send);
-        }
-        if (sent > 0) emitted_.fetch_add(sent, std::memory_order_relaxed);
       }
+      if (!co_await SendAll(outgoing, output, meter)) co_return;
       handled += incoming.size();
       incoming.clear();
       UpdateFill();
@@ -344,6 +347,24 @@ class ReservoirShuffler {
   static asio::awaitable<void> Yield() {
     co_await asio::post(co_await asio::this_coro::executor,
                         asio::use_awaitable);
+  }
+
+  // Sends `items` in order (TrySendSome, then Send for one when the output
+  // is full) and clears it; false once the output is closed.
+  asio::awaitable<bool> SendAll(std::vector<T>& items, Channel<T>* output,
+                                LoadMeter* meter) {
+    std::span<T> unsent(items);
+    while (!unsent.empty()) {
+      unsent = unsent.subspan(output->TrySendSome(unsent));
+      if (unsent.empty()) break;
+      if (!co_await output->Send(std::move(unsent.front()), meter)) {
+        co_return false;
+      }
+      unsent = unsent.subspan(1);
+    }
+    emitted_.fetch_add(items.size(), std::memory_order_relaxed);
+    items.clear();
+    co_return true;
   }
 
   // Removes resident `slot` (the last one takes its place).

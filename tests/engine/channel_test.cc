@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -201,6 +202,38 @@ TEST(ChannelTest, ReceiveSomeResumesSuspendedSenders) {
   std::vector<int> expected(12);
   for (int i = 0; i < 12; ++i) expected[i] = i;
   EXPECT_EQ(items, expected);
+}
+
+TEST(ChannelTest, RoomAndTrySendSomeTakeWhatFitsAndLeaveTheRest) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 4);
+  // A suspended receiver is handed the first item; three more fit.
+  std::vector<int> first;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    if (std::optional<int> item = co_await channel.Receive()) {
+      first.push_back(*item);
+    }
+  });
+  io.poll();
+  EXPECT_EQ(channel.Room(), 5u);
+  std::vector<int> items = {10, 11, 12, 13, 14, 15};
+  EXPECT_EQ(channel.TrySendSome(std::span<int>(items)), 5u);
+  EXPECT_EQ(items[5], 15);  // refused: left untouched
+  EXPECT_EQ(channel.Size(), 4u);
+  EXPECT_EQ(channel.Room(), 0u);
+  io.poll();
+  EXPECT_EQ(first, std::vector<int>{10});
+  // Full: nothing taken. Closed: nothing taken.
+  EXPECT_EQ(channel.TrySendSome(std::span<int>(items).subspan(5)), 0u);
+  channel.Close();
+  std::vector<int> more = {20};
+  EXPECT_EQ(channel.TrySendSome(std::span<int>(more)), 0u);
+  std::vector<int> rest;
+  io.restart();
+  runner.Spawn(ReceiveAll(channel, rest));
+  runner.RunToCompletion();
+  EXPECT_EQ(rest, (std::vector<int>{11, 12, 13, 14}));
 }
 
 // Each receiver records (position, item) of what it took.

@@ -37,25 +37,17 @@ TEST(ReservoirShufflerTest, AdmitFillsThenEvictsAResident) {
   }
 }
 
-TEST(ReservoirShufflerTest, EmitWhileRoomKeepsMinFillAndStopsWhenRefused) {
+TEST(ReservoirShufflerTest, TakeWhileRoomKeepsMinFillAndTheRoom) {
   Shuffler shuffler(/*size=*/10, /*min_fill=*/3, /*seed=*/1);
   for (int i = 0; i < 8; ++i) shuffler.Admit(i);
   std::vector<int> sent;
-  // Room for two: the third offer is refused and its item stays.
-  EXPECT_EQ(shuffler.EmitWhileRoom([&](int& item) {
-    if (sent.size() == 2) return false;
-    sent.push_back(item);
-    return true;
-  }),
-            2u);
+  // Room for two.
+  EXPECT_EQ(shuffler.TakeWhileRoom(2, sent), 2u);
   EXPECT_EQ(shuffler.residents(), 6u);
-  // Unlimited room: down to min_fill, not below.
-  EXPECT_EQ(shuffler.EmitWhileRoom([&](int& item) {
-    sent.push_back(item);
-    return true;
-  }),
-            3u);
+  // More room: down to min_fill, not below.
+  EXPECT_EQ(shuffler.TakeWhileRoom(100, sent), 3u);
   EXPECT_EQ(shuffler.residents(), 3u);
+  EXPECT_EQ(sent.size(), 5u);
   // The rest drains by TakeRandom: all of 0..7 exactly once.
   while (shuffler.residents() > 0) sent.push_back(shuffler.TakeRandom());
   std::sort(sent.begin(), sent.end());
@@ -67,10 +59,7 @@ TEST(ReservoirShufflerTest, MinFillZeroPassesStraightThrough) {
   for (int i = 0; i < 5; ++i) {
     shuffler.Admit(i);
     std::vector<int> sent;
-    shuffler.EmitWhileRoom([&](int& item) {
-      sent.push_back(item);
-      return true;
-    });
+    shuffler.TakeWhileRoom(64, sent);
     EXPECT_EQ(sent, std::vector<int>{i});
   }
 }
