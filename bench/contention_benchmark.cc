@@ -430,7 +430,7 @@ int Main(int argc, char** argv) {
       placement == DataLoaderConfig::PINNED     ? WorkerPlacement::kPinned
       : placement == DataLoaderConfig::FLOATING ? WorkerPlacement::kFloating
                                                 : WorkerPlacement::kAuto,
-      threads, AllowedCpus());
+      threads, AllowedCpus(), ProcessNiceness());
   std::string pinned_text = pinned_cpus.empty() ? "floating" : "pinned to CPU";
   for (size_t i = 0; i < pinned_cpus.size(); ++i) {
     pinned_text += (i == 0 ? " " : ",") + std::to_string(pinned_cpus[i]);

@@ -25,7 +25,8 @@ io::AsyncFileReader::Options ReaderOptions(bool use_io_uring) {
 
 Executor::Executor(Options options)
     : threads_(ResolveThreads(options.threads)),
-      pinned_cpus_(PinnedCpus(options.placement, threads_, AllowedCpus())),
+      pinned_cpus_(PinnedCpus(options.placement, threads_, AllowedCpus(),
+                              ProcessNiceness())),
       io_context_(static_cast<int>(threads_)),
       work_guard_(io_context_.get_executor()),
       file_reader_(io_context_, ReaderOptions(options.use_io_uring)) {

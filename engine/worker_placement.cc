@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+
+#include <cerrno>
 
 namespace sluice {
 
@@ -18,12 +21,18 @@ std::vector<int> AllowedCpus() {
   return cpus;
 }
 
+int ProcessNiceness() {
+  errno = 0;
+  const int niceness = ::getpriority(PRIO_PROCESS, 0);
+  return errno == 0 ? niceness : 0;
+}
+
 std::vector<int> PinnedCpus(WorkerPlacement placement, unsigned threads,
-                            std::span<const int> allowed) {
+                            std::span<const int> allowed, int niceness) {
   const bool pin =
-      !allowed.empty() &&
-      (placement == WorkerPlacement::kPinned ||
-       (placement == WorkerPlacement::kAuto && threads == allowed.size()));
+      !allowed.empty() && (placement == WorkerPlacement::kPinned ||
+                           (placement == WorkerPlacement::kAuto &&
+                            threads == allowed.size() && niceness <= 0));
   std::vector<int> cpus;
   if (!pin) return cpus;
   cpus.reserve(threads);

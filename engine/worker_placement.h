@@ -8,8 +8,10 @@
 // co-runner, the floating pipeline got 0.9-1.0 CPUs and 67-86 % of its
 // no-engine bound; pinned, 90-105 % (docs/performance.md, issue 23).
 // Pinning is only automatic when the loader asks for every CPU the process
-// may use: then each CPU gets one worker either way, and pinning only stops
-// the stacking.
+// may use (then each CPU gets one worker either way, and pinning only stops
+// the stacking) and does not run at a lowered priority (niceness above 0:
+// other work would keep a pinned worker off its CPU, where a floating one
+// would be moved).
 #ifndef SLUICE_ENGINE_WORKER_PLACEMENT_H_
 #define SLUICE_ENGINE_WORKER_PLACEMENT_H_
 
@@ -19,8 +21,8 @@
 namespace sluice {
 
 enum class WorkerPlacement {
-  // Pinned when the worker count equals the CPUs the process may use,
-  // floating otherwise.
+  // Pinned when the worker count equals the CPUs the process may use and
+  // the process is not niced, floating otherwise.
   kAuto,
   // Worker i on the i-th allowed CPU (round robin when there are more
   // workers than CPUs).
@@ -33,10 +35,14 @@ enum class WorkerPlacement {
 // empty (CPU 0 if the mask cannot be read).
 std::vector<int> AllowedCpus();
 
+// The niceness of this process (getpriority; 0 if it cannot be read).
+int ProcessNiceness();
+
 // The CPU for each of `threads` workers under `placement`, given the
-// allowed CPUs: `threads` entries, or none when the threads float.
+// allowed CPUs and the process's niceness: `threads` entries, or none when
+// the threads float.
 std::vector<int> PinnedCpus(WorkerPlacement placement, unsigned threads,
-                            std::span<const int> allowed);
+                            std::span<const int> allowed, int niceness);
 
 // Restricts the calling thread to `cpu`; false (and unchanged) if the OS
 // refuses, as some sandboxes do.

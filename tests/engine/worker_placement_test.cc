@@ -25,22 +25,30 @@ using ::testing::UnorderedElementsAreArray;
 
 TEST(PinnedCpusTest, AutoPinsOnlyAWorkerPerAllowedCpu) {
   const std::vector<int> allowed = {2, 5, 7};
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 3, allowed),
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 3, allowed, 0),
               ElementsAre(2, 5, 7));
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 2, allowed), IsEmpty());
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 4, allowed), IsEmpty());
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 2, allowed, 0), IsEmpty());
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 4, allowed, 0), IsEmpty());
+}
+
+TEST(PinnedCpusTest, AutoFloatsInANicedProcess) {
+  const std::vector<int> allowed = {0, 1};
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 2, allowed, 5), IsEmpty());
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kAuto, 2, allowed, -5),
+              ElementsAre(0, 1));
 }
 
 TEST(PinnedCpusTest, PinnedGoesRoundTheAllowedCpus) {
   const std::vector<int> allowed = {2, 5};
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kPinned, 1, allowed), ElementsAre(2));
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kPinned, 5, allowed),
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kPinned, 1, allowed, 0),
+              ElementsAre(2));
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kPinned, 5, allowed, 10),
               ElementsAre(2, 5, 2, 5, 2));
 }
 
 TEST(PinnedCpusTest, FloatingNeverPins) {
   const std::vector<int> allowed = {0, 1};
-  EXPECT_THAT(PinnedCpus(WorkerPlacement::kFloating, 2, allowed), IsEmpty());
+  EXPECT_THAT(PinnedCpus(WorkerPlacement::kFloating, 2, allowed, 0), IsEmpty());
 }
 
 TEST(AllowedCpusTest, MatchesTheProcessAffinity) {
@@ -126,10 +134,12 @@ TEST(ExecutorPlacementTest, FloatingWorkersKeepTheProcessAffinity) {
   }
 }
 
-TEST(ExecutorPlacementTest, ZeroThreadsMeansOnePerAllowedCpuAndPins) {
+TEST(ExecutorPlacementTest, ZeroThreadsMeansOnePerAllowedCpu) {
   Executor executor({.threads = 0});
   EXPECT_EQ(executor.threads(), AllowedCpus().size());
-  EXPECT_EQ(executor.pinned_cpus(), AllowedCpus());
+  // Pinned unless the test runs niced.
+  EXPECT_EQ(executor.pinned_cpus(),
+            ProcessNiceness() > 0 ? std::vector<int>() : AllowedCpus());
 }
 
 }  // namespace

@@ -70,7 +70,9 @@ def collect(config, until=None, limit=100000):
                 labels[index] = int(batch.label[row])
             if sum(sizes) >= limit or (until and until(seen)):
                 break
-        metrics = loader.metrics()
+    # After stop: its final snapshot. Inside, a run longer than the metrics
+    # interval would give the last periodic one, older than the batches.
+    metrics = loader.metrics()
     return seen, labels, sizes, metrics
 
 
