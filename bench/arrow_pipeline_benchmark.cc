@@ -15,6 +15,7 @@
 //
 //   out/release/bench/arrow_pipeline_benchmark [--rows N] [--rounds R]
 //       [--threads 1,2] [--rows-per-batch 1024]
+//       [--placement auto|pinned|floating]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,6 +48,7 @@ struct Options {
   int rounds = 3;
   std::vector<int> threads = {1, 2};
   int64_t rows_per_batch = 1024;
+  std::string placement = "AUTO";  // the pipelines' worker_placement
 };
 
 [[noreturn]] void Die(const std::string& message) {
@@ -59,7 +62,7 @@ Options ParseOptions(int argc, char** argv) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) {
       Die("usage: [--rows N] [--rounds R] [--threads 1,2] "
-          "[--rows-per-batch R]");
+          "[--rows-per-batch R] [--placement auto|pinned|floating]");
     }
     const std::string value = argv[++i];
     if (flag == "--rows" && absl::SimpleAtoi(value, &options.rows) &&
@@ -73,6 +76,15 @@ Options ParseOptions(int argc, char** argv) {
     if (flag == "--rows-per-batch" &&
         absl::SimpleAtoi(value, &options.rows_per_batch) &&
         options.rows_per_batch > 0) {
+      continue;
+    }
+    if (flag == "--placement") {
+      options.placement = absl::AsciiStrToUpper(value);
+      DataLoaderConfig::WorkerPlacement placement;
+      if (!DataLoaderConfig::WorkerPlacement_Parse(options.placement,
+                                                   &placement)) {
+        Die("--placement takes auto, pinned or floating");
+      }
       continue;
     }
     if (flag == "--threads") {
@@ -123,9 +135,10 @@ struct PipelineRun {
 
 // Seconds for one eval pass of arrow_source -> batcher; checks that every
 // row arrived.
-double Pipeline(const std::string& dir, const PipelineRun& run, int64_t rows) {
+double Pipeline(const std::string& dir, const PipelineRun& run, int64_t rows,
+                const std::string& placement) {
   const std::string text = absl::StrCat(
-      "worker_threads: ", run.threads,
+      "worker_threads: ", run.threads, " worker_placement: ", placement,
       " metrics_interval_seconds: 10\n"
       "stage { name: 'files' file_path_provider { directory: '",
       dir,
@@ -182,7 +195,8 @@ int Run(const Options& options) {
     const double raw = RawRead(data->paths);
     best_raw = std::min(best_raw, raw);
     for (size_t r = 0; r < runs.size(); ++r) {
-      const double seconds = Pipeline(dir, runs[r], data->rows);
+      const double seconds =
+          Pipeline(dir, runs[r], data->rows, options.placement);
       best[r] = std::min(best[r], seconds);
       ratios[r].push_back(raw / seconds);
     }

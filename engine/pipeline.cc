@@ -417,6 +417,9 @@ void Pipeline::TakeSnapshot() {
                               (has_snapshot_ ? 1 : 0));
   if (executor_ != nullptr) {
     snapshot.set_io_backend(std::string(executor_->io_backend()));
+    const io::AsyncFileReader::Counts reads = executor_->file_reader().counts();
+    snapshot.set_reads_from_page_cache(reads.inline_reads);
+    snapshot.set_reads_through_backend(reads.backend_reads);
   }
   totals_.resize(stages_.size());
   for (size_t i = 0; i < stages_.size(); ++i) {

@@ -8,6 +8,11 @@
 //       co_await reader.ReadBatchAt(requests);  // one resumption for all
 //
 // Promises:
+// - A read of bytes the page cache already holds is copied at once on the
+//   calling thread (preadv2 with RWF_NOWAIT) and the caller goes on
+//   without suspending; only the rest of a read goes to the backend. A
+//   read served so pays no completion round trip (eventfd, epoll, a
+//   wake-up of another thread); a read from disk costs one extra syscall.
 // - Many reads may be in flight at once, from any executor thread; io_uring
 //   submissions are batched and at most `queue_depth` are in each ring, the
 //   rest wait their turn in submission order. With several rings, reads
@@ -29,6 +34,7 @@
 #ifndef SLUICE_IO_ASYNC_FILE_READER_H_
 #define SLUICE_IO_ASYNC_FILE_READER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -56,6 +62,16 @@ class AsyncFileReader {
     unsigned fallback_threads = 2;
     // io_uring rings; 0 means one per core, at most 4.
     unsigned rings = 0;
+    // Copy what the page cache holds at once, on the calling thread; false
+    // sends every read to the backend.
+    bool cached_reads_inline = true;
+  };
+
+  // How the reads so far were served (a read split between the two counts
+  // in both).
+  struct Counts {
+    uint64_t inline_reads = 0;   // copied from the page cache at once
+    uint64_t backend_reads = 0;  // handed to io_uring or the threads
   };
 
   AsyncFileReader(asio::io_context& io_context, Options options);
@@ -68,6 +84,7 @@ class AsyncFileReader {
   bool uses_io_uring() const;
   // Why io_uring is not in use; empty when it is.
   const std::string& fallback_reason() const { return fallback_reason_; }
+  Counts counts() const;
 
   // Reads up to buffer.size() bytes of `fd` at `offset` (one read call).
   asio::awaitable<absl::StatusOr<size_t>> ReadAt(int fd, uint64_t offset,
@@ -101,8 +118,16 @@ class AsyncFileReader {
   class Backend;
 
  private:
+  // Copies what the page cache holds of `request` now; returns the bytes
+  // copied, 0 when nothing could be copied without waiting, or nullopt at
+  // end of file.
+  std::optional<size_t> CopyCached(const ReadRequest& request);
+
   std::unique_ptr<Backend> backend_;
   std::string fallback_reason_;
+  std::atomic<bool> cached_reads_inline_;
+  std::atomic<uint64_t> inline_reads_{0};
+  std::atomic<uint64_t> backend_reads_{0};
 };
 
 }  // namespace sluice::io

@@ -102,8 +102,9 @@ absl::StatusOr<ReadResult> ReadBlocksWithIoUring(
     const std::vector<Block>& blocks, uint64_t block_size, unsigned queue_depth,
     double min_seconds) {
   asio::io_context io(1);
-  io::AsyncFileReader reader(
-      io, {.use_io_uring = true, .queue_depth = std::max(queue_depth, 1u)});
+  io::AsyncFileReader reader(io, {.use_io_uring = true,
+                                  .queue_depth = std::max(queue_depth, 1u),
+                                  .cached_reads_inline = false});
   if (!reader.uses_io_uring()) {
     return absl::UnavailableError(
         absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));
@@ -258,8 +259,9 @@ absl::StatusOr<ReadResult> MeasureSmallFiles(const FileSet& files,
   const auto start = Clock::now();
   if (method == ReadMethod::kIoUring) {
     asio::io_context io(1);
-    io::AsyncFileReader reader(
-        io, {.use_io_uring = true, .queue_depth = std::max(queue_depth, 1u)});
+    io::AsyncFileReader reader(io, {.use_io_uring = true,
+                                    .queue_depth = std::max(queue_depth, 1u),
+                                    .cached_reads_inline = false});
     if (!reader.uses_io_uring()) {
       return absl::UnavailableError(
           absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));

@@ -1,5 +1,6 @@
 // Read-throughput measurements behind `sluice bench io`: the same files read
-// through sluice's io_uring reader with many reads in flight, plain pread,
+// through sluice's io_uring reader with many reads in flight (every read
+// sent to the ring, none copied inline from the page cache), plain pread,
 // and mmap, at a given block size; and small-file mode (open + read + close
 // per file). Cold runs first evict the files' pages with
 // posix_fadvise(POSIX_FADV_DONTNEED).

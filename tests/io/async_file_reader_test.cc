@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "asio/io_context.hpp"
@@ -45,7 +48,20 @@ class TempFile {
   std::string content_;
 };
 
-class AsyncFileReaderTest : public ::testing::TestWithParam<bool> {};
+// Parameters: io_uring (else the pread threads), and whether reads of the
+// page cache are copied inline (else every read goes to the backend).
+class AsyncFileReaderTest
+    : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+ protected:
+  bool io_uring() const { return std::get<0>(GetParam()); }
+  AsyncFileReader::Options Options(unsigned queue_depth = 128,
+                                   unsigned rings = 0) const {
+    return {.use_io_uring = io_uring(),
+            .queue_depth = queue_depth,
+            .rings = rings,
+            .cached_reads_inline = std::get<1>(GetParam())};
+  }
+};
 
 asio::awaitable<void> ReadBlock(AsyncFileReader& reader, const TempFile& file,
                                 size_t offset, size_t length,
@@ -60,7 +76,7 @@ asio::awaitable<void> ReadBlock(AsyncFileReader& reader, const TempFile& file,
 TEST_P(AsyncFileReaderTest, ManyConcurrentReadsReturnTheRightBytes) {
   const TempFile file(1 << 20);
   asio::io_context io;
-  AsyncFileReader reader(io, {.use_io_uring = GetParam(), .queue_depth = 8});
+  AsyncFileReader reader(io, Options(/*queue_depth=*/8));
   CoroutineRunner runner(io);
   constexpr size_t kBlock = 16 * 1024;
   std::vector<std::string> blocks(file.content().size() / kBlock);
@@ -77,8 +93,7 @@ TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
   const TempFile file(1 << 20);
   asio::io_context io;
   // More reads than the rings hold: the rest wait their turn.
-  AsyncFileReader reader(
-      io, {.use_io_uring = GetParam(), .queue_depth = 4, .rings = 2});
+  AsyncFileReader reader(io, Options(/*queue_depth=*/4, /*rings=*/2));
   CoroutineRunner runner(io);
   constexpr size_t kBlock = 16 * 1024;
   std::vector<std::string> blocks(20, std::string(kBlock, '\0'));
@@ -112,7 +127,7 @@ TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
 TEST_P(AsyncFileReaderTest, ReadsPastEndOfFileAreShort) {
   const TempFile file(1000);
   asio::io_context io;
-  AsyncFileReader reader(io, {.use_io_uring = GetParam()});
+  AsyncFileReader reader(io, Options());
   CoroutineRunner runner(io);
   std::string tail;
   std::string beyond;
@@ -125,7 +140,7 @@ TEST_P(AsyncFileReaderTest, ReadsPastEndOfFileAreShort) {
 
 TEST_P(AsyncFileReaderTest, BadDescriptorIsAnErrorStatus) {
   asio::io_context io;
-  AsyncFileReader reader(io, {.use_io_uring = GetParam()});
+  AsyncFileReader reader(io, Options());
   CoroutineRunner runner(io);
   absl::Status status;
   runner.Spawn([&]() -> asio::awaitable<void> {
@@ -142,20 +157,104 @@ TEST_P(AsyncFileReaderTest, BadDescriptorIsAnErrorStatus) {
 
 TEST_P(AsyncFileReaderTest, ReportsItsBackend) {
   asio::io_context io;
-  AsyncFileReader reader(io, {.use_io_uring = GetParam()});
-  if (GetParam() && !reader.uses_io_uring()) {
+  AsyncFileReader reader(io, Options());
+  if (io_uring() && !reader.uses_io_uring()) {
     // The kernel or sandbox forbids io_uring: the fallback must say why.
     EXPECT_FALSE(reader.fallback_reason().empty());
     EXPECT_EQ(reader.backend_name(), "pread-threads");
     return;
   }
-  EXPECT_EQ(reader.backend_name(), GetParam() ? "io_uring" : "pread-threads");
+  EXPECT_EQ(reader.backend_name(), io_uring() ? "io_uring" : "pread-threads");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, AsyncFileReaderTest, ::testing::Bool(),
-                         [](const auto& info) {
-                           return info.param ? "IoUring" : "PreadThreads";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Backends, AsyncFileReaderTest,
+    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "IoUring" : "PreadThreads") +
+             (std::get<1>(info.param) ? "CachedInline" : "AllToBackend");
+    });
+
+// Reads `requests` through `reader` on one thread; returns each result.
+std::vector<absl::StatusOr<size_t>> ReadAll(
+    AsyncFileReader& reader, asio::io_context& io,
+    const std::vector<AsyncFileReader::ReadRequest>& requests) {
+  CoroutineRunner runner(io);
+  std::vector<absl::StatusOr<size_t>> got;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    got = co_await reader.ReadBatchAt(requests);
+  });
+  runner.RunToCompletion();
+  return got;
+}
+
+TEST(AsyncFileReaderCacheTest, CachedBytesAreCopiedWithoutTheBackend) {
+  const TempFile file(1 << 20);  // just written: in the page cache
+  asio::io_context io;
+  AsyncFileReader reader(io, {});
+  std::string whole(file.content().size(), '\0');
+  std::string past_end(16, 'x');
+  const std::vector<AsyncFileReader::ReadRequest> requests = {
+      {file.fd(), 0, std::as_writable_bytes(std::span(whole))},
+      {file.fd(), file.content().size() + 5,
+       std::as_writable_bytes(std::span(past_end))}};
+  const std::vector<absl::StatusOr<size_t>> got = ReadAll(reader, io, requests);
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_TRUE(got[0].ok()) << got[0].status();
+  EXPECT_EQ(*got[0], whole.size());
+  EXPECT_EQ(whole, file.content());
+  ASSERT_TRUE(got[1].ok()) << got[1].status();
+  EXPECT_EQ(*got[1], 0u);
+  EXPECT_EQ(reader.counts().inline_reads, 2u);
+  EXPECT_EQ(reader.counts().backend_reads, 0u);
+}
+
+TEST(AsyncFileReaderCacheTest, ACopyCutShortByEndOfFileAsksTheBackendOnce) {
+  const TempFile file(1000);
+  asio::io_context io;
+  AsyncFileReader reader(io, {});
+  std::string tail(500, '\0');
+  const std::vector<AsyncFileReader::ReadRequest> requests = {
+      {file.fd(), 900, std::as_writable_bytes(std::span(tail))}};
+  const std::vector<absl::StatusOr<size_t>> got = ReadAll(reader, io, requests);
+  ASSERT_TRUE(got[0].ok()) << got[0].status();
+  ASSERT_EQ(*got[0], 100u);
+  EXPECT_EQ(tail.substr(0, 100), file.content().substr(900));
+  EXPECT_EQ(reader.counts().inline_reads, 1u);
+  EXPECT_EQ(reader.counts().backend_reads, 1u);  // found end of file
+}
+
+TEST(AsyncFileReaderCacheTest, PagesNotInTheCacheAreReadByTheBackend) {
+  const TempFile file(4 << 20);
+  ASSERT_EQ(fdatasync(file.fd()), 0);
+  // Clean pages leave the cache on DONTNEED (ext4, xfs, btrfs).
+  ASSERT_EQ(posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  asio::io_context io;
+  AsyncFileReader reader(io, {});
+  std::string whole(file.content().size(), '\0');
+  const std::vector<AsyncFileReader::ReadRequest> requests = {
+      {file.fd(), 0, std::as_writable_bytes(std::span(whole))}};
+  const std::vector<absl::StatusOr<size_t>> got = ReadAll(reader, io, requests);
+  ASSERT_TRUE(got[0].ok()) << got[0].status();
+  EXPECT_EQ(*got[0], whole.size());
+  EXPECT_EQ(whole, file.content());
+  EXPECT_EQ(reader.counts().backend_reads, 1u);
+}
+
+TEST(AsyncFileReaderCacheTest, InjectedFaultsComeBeforeTheCache) {
+  const TempFile file(4096);
+  asio::io_context io;
+  AsyncFileReader reader(io, {});
+  AsyncFileReader::SetFaultInjectorForTesting(
+      [](int, uint64_t) -> std::optional<int> { return EIO; });
+  std::string block(4096, '\0');
+  const std::vector<AsyncFileReader::ReadRequest> requests = {
+      {file.fd(), 0, std::as_writable_bytes(std::span(block))}};
+  const std::vector<absl::StatusOr<size_t>> got = ReadAll(reader, io, requests);
+  AsyncFileReader::SetFaultInjectorForTesting(nullptr);
+  EXPECT_FALSE(got[0].ok());
+  EXPECT_EQ(reader.counts().inline_reads, 0u);
+}
 
 }  // namespace
 }  // namespace sluice::io

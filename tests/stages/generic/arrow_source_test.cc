@@ -165,6 +165,9 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
   EXPECT_EQ(totals.arrow_source().dataset_rows(), kTotalRows);
   EXPECT_GT(totals.arrow_source().bytes(), 0u);
   EXPECT_EQ(totals.skipped_size(), 0);
+  // The files were just written: their pages are cached, copied at once.
+  const DataLoaderMetricsProto metrics = loader.GetMetrics();
+  EXPECT_GT(metrics.reads_from_page_cache(), 0u) << metrics.DebugString();
 }
 
 INSTANTIATE_TEST_SUITE_P(IoBackends, ArrowSourceBackendTest,
