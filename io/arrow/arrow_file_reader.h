@@ -19,6 +19,9 @@
 //   into the buffer it is given (reusing its capacity), so memory is bounded
 //   by the batches in flight; the body is bounded by
 //   IpcLimits::max_body_bytes before anything is allocated.
+// - LocateColumns reads the metadata as RecordBatchRows does; then
+//   ReadColumnRows reads only the asked rows' values of those columns, one
+//   read per record batch and column, together, into one buffer.
 // - Every awaitable resumes on the executor of the awaiting coroutine and
 //   returns a status on failure (I/O, damage, unsupported feature), never
 //   throws. Cancellation: as AsyncFileReader::ReadFullyAt (the read in
@@ -31,6 +34,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +69,11 @@ class ArrowFileReader {
     return static_cast<int>(footer_.record_batches.size());
   }
 
+  // Bytes of record batch `index`'s body, as the footer says.
+  int64_t RecordBatchBodyBytes(int index) const {
+    return footer_.record_batches[index].body_bytes;
+  }
+
   // The rows of every record batch, in order, from each batch's metadata
   // alone (one small read per batch, no body): what a reader needs to index
   // rows before reading them.
@@ -75,9 +84,45 @@ class ArrowFileReader {
   asio::awaitable<absl::StatusOr<RecordBatch>> ReadRecordBatch(
       int index, std::vector<std::byte> buffer = {}) const;
 
+  // Where the values of some fixed-size-row columns lie in the file,
+  // record batch by record batch (LocateColumns), for ReadColumnRows.
+  struct ColumnLayout {
+    std::vector<int> columns;       // top-level indexes
+    std::vector<size_t> row_bytes;  // per column
+    // Each record batch's first row, then the file's row count.
+    std::vector<int64_t> first_rows;
+    // File offset of each batch's values of each column, batch-major.
+    std::vector<int64_t> value_offsets;
+  };
+
+  // Reads every record batch's metadata (64 at a time, like
+  // RecordBatchRows) and locates the values of `columns` (top-level
+  // indexes, each with FixedRowBytes > 0) in each; nullopt when one of
+  // those columns has a null in some batch (read the file batch by batch).
+  asio::awaitable<absl::StatusOr<std::optional<ColumnLayout>>> LocateColumns(
+      std::span<const int> columns) const;
+
+  // Reads the file's rows [first_row, first_row + rows) of the layout's
+  // columns, whatever record batches they lie in: each column's values go
+  // straight from the file into one contiguous run of `buffer` (the
+  // returned batch owns it), so consumers view rows across record batch
+  // boundaries without copying. The batch's other columns are empty
+  // (length 0). Nothing else of the file is read.
+  asio::awaitable<absl::StatusOr<RecordBatch>> ReadColumnRows(
+      const ColumnLayout& layout, int64_t first_row, int64_t rows,
+      std::vector<std::byte> buffer = {}) const;
+
  private:
   ArrowFileReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
                   IpcLimits limits, internal::FileFooter footer);
+  // The end of the run of record batches from `first` whose metadata one
+  // ReadMetadata reads at once.
+  size_t MetadataChunkEnd(size_t first) const;
+  // Reads the metadata of record batches [first, end) into `bytes`, one of
+  // `regions` per batch, all in flight together.
+  asio::awaitable<absl::Status> ReadMetadata(
+      size_t first, size_t end, std::vector<std::byte>& bytes,
+      std::vector<internal::ReadOnlyFile::Region>& regions) const;
   // The row count in record batch `index`'s metadata bytes `all`, refused
   // as the stream reader's SkipNext refuses (internal::RecordBatchHeader).
   absl::StatusOr<int64_t> RowsFromMetadata(std::span<const std::byte> all,

@@ -75,6 +75,16 @@ bool IsBinaryLike(TypeId type) {
          type == TypeId::kUtf8 || type == TypeId::kLargeUtf8;
 }
 
+size_t FixedRowBytes(const Field& field) {
+  if (field.type == TypeId::kFixedSizeList) {
+    return field.children.size() == 1 && field.list_size > 0
+               ? FixedWidthBytes(field.children[0].type) *
+                     static_cast<size_t>(field.list_size)
+               : 0;
+  }
+  return FixedWidthBytes(field.type);
+}
+
 int Schema::FieldIndex(std::string_view name) const {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (fields[i].name == name) return static_cast<int>(i);

@@ -63,6 +63,11 @@ struct Field {
   std::vector<Field> children;
 };
 
+// Bytes per row of a column whose rows all take the same whole number of
+// bytes: a fixed-width type other than bool, or a fixed_size_list of one
+// (e.g. 1024 for fixed_size_list<float32>[256]); 0 for any other column.
+size_t FixedRowBytes(const Field& field);
+
 // The top-level columns, in order.
 struct Schema {
   std::vector<Field> fields;

@@ -74,6 +74,7 @@ constexpr std::string_view kIndexField = "index";
 // Blocks the ROW_BLOCKS output holds (each may keep a record batch alive).
 constexpr uint32_t kOutputCapacity = 16;
 constexpr std::string_view kSeedField = "seed";
+constexpr uint32_t kMaxBlockRows = 1 << 20;
 
 bool HasArrowExtension(std::string_view path) {
   for (std::string_view ext : {".arrow", ".feather", ".ipc"}) {
@@ -290,6 +291,24 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
   co_return co_await SurveyStreamFormat(reader, std::move(path));
 }
 
+// The top-level columns of `plans` when every planned column is a
+// top-level column of fixed-size rows (block_rows reads); else none.
+std::vector<int> FixedRowColumns(
+    const arrow::Schema& schema,
+    const std::vector<ArrowSource::ColumnPlan>& plans) {
+  std::vector<int> columns;
+  for (const ArrowSource::ColumnPlan& plan : plans) {
+    if (plan.path.size() != 1 ||
+        arrow::FixedRowBytes(schema.fields[plan.path[0]]) == 0) {
+      return {};
+    }
+    columns.push_back(plan.path[0]);
+  }
+  std::sort(columns.begin(), columns.end());
+  columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+  return columns;
+}
+
 // Bytes of the validity and values buffers of `array` and its children.
 int64_t ValueBytes(const ArrayView& array) {
   int64_t bytes = static_cast<int64_t>(array.validity_bytes().size() +
@@ -359,6 +378,14 @@ absl::StatusOr<std::unique_ptr<Stage>> ArrowSource::Create(
   }
   if (config.readahead() == 0) {
     return context.FieldError("readahead", "must be at least 1");
+  }
+  if (config.block_rows() > kMaxBlockRows) {
+    return context.FieldError("block_rows",
+                              absl::StrCat("must be at most ", kMaxBlockRows));
+  }
+  if (config.block_rows() > 0 &&
+      config.output() != ArrowSourceConfig::ROW_BLOCKS) {
+    return context.FieldError("block_rows", "needs output: ROW_BLOCKS");
   }
   SLUICE_ASSIGN_OR_RETURN(Channel<DiscoveredFile> * input,
                           context.SingleInput<DiscoveredFile>());
@@ -574,10 +601,27 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
       co_return true;
     }
     if (!schema_matches((*reader)->schema())) co_return true;
-    for (int i = 0; i < (*reader)->num_record_batches(); ++i) {
+    const arrow::ArrowFileReader& batches = **reader;
+    if (config_.block_rows() > 0 && world_size_ <= 1 &&
+        read.only_rows == nullptr) {
+      const std::vector<int> columns =
+          FixedRowColumns(batches.schema(), file->plan);
+      if (!columns.empty()) {
+        absl::StatusOr<std::optional<arrow::ArrowFileReader::ColumnLayout>>
+            layout = co_await batches.LocateColumns(columns);
+        if (!layout.ok()) {
+          fail(layout.status());
+          co_return true;
+        }
+        if (layout->has_value()) {
+          co_return co_await ReadRowBlocks(batches, **layout, file, read);
+        }
+      }
+    }
+    for (int i = 0; i < batches.num_record_batches(); ++i) {
       if (!co_await permits_.Receive(load_meter())) co_return false;
       absl::StatusOr<RecordBatch> batch =
-          co_await (*reader)->ReadRecordBatch(i, pool_->Take());
+          co_await batches.ReadRecordBatch(i, pool_->Take());
       if (!batch.ok()) {
         bool permit = true;
         permits_.TrySend(permit);
@@ -617,10 +661,50 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
   }
 }
 
+asio::awaitable<bool> ArrowSource::ReadRowBlocks(
+    const arrow::ArrowFileReader& reader,
+    const arrow::ArrowFileReader::ColumnLayout& layout, const DatasetFile* file,
+    const FileRead& read) {
+  const int64_t rows = layout.first_rows.back();
+  const auto block = static_cast<int64_t>(config_.block_rows());
+  const int64_t from_row = std::min(read.from_row, rows);
+  // Record batches whose last row was read (or skipped by a resume).
+  size_t batches_done = 0;
+  while (batches_done + 1 < layout.first_rows.size() &&
+         layout.first_rows[batches_done + 1] <= from_row) {
+    ++batches_done;
+  }
+  for (int64_t row = from_row; row < rows;) {
+    if (!co_await permits_.Receive(load_meter())) co_return false;
+    const int64_t take = std::min(block - block_phase_, rows - row);
+    absl::StatusOr<RecordBatch> batch =
+        co_await reader.ReadColumnRows(layout, row, take, pool_->Take());
+    if (!batch.ok()) {
+      bool permit = true;
+      permits_.TrySend(permit);
+      SkipFile(FileSkipReason(batch.status()),
+               std::string(batch.status().message()));
+      co_return true;
+    }
+    int finished = 0;
+    while (batches_done + 1 < layout.first_rows.size() &&
+           layout.first_rows[batches_done + 1] <= row + take) {
+      ++batches_done;
+      ++finished;
+    }
+    if (!co_await Deliver(*std::move(batch), file, row, read, finished)) {
+      co_return false;
+    }
+    row += take;
+  }
+  co_return true;
+}
+
 asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
                                            const DatasetFile* file,
                                            int64_t first_row,
-                                           const FileRead& read) {
+                                           const FileRead& read,
+                                           int record_batches) {
   std::optional<std::vector<int64_t>> only_rows;
   if (read.only_rows != nullptr) {
     const int64_t end = first_row + batch.num_rows();
@@ -639,8 +723,12 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
     permits_.TrySend(permit);
     co_return true;
   }
-  record_batches_.fetch_add(1);
+  record_batches_.fetch_add(record_batches);
   ++delivered_;
+  if (config_.block_rows() > 0) {
+    block_phase_ = (block_phase_ + batch.num_rows()) %
+                   static_cast<int64_t>(config_.block_rows());
+  }
   int64_t batch_bytes = 0;
   for (const ArrayView& column : batch.columns())
     batch_bytes += ValueBytes(column);

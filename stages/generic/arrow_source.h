@@ -90,6 +90,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
+#include "io/arrow/arrow_file_reader.h"
 #include "io/arrow/record_batch.h"
 #include "io/async_file_reader.h"
 #include "proto/loader_checkpoint.pb.h"
@@ -175,10 +176,18 @@ class ArrowSource final : public Stage {
   asio::awaitable<void> Survey(std::vector<std::string> paths);
   // Reads one file for one pass; false once the stage is stopping.
   asio::awaitable<bool> ReadFile(const DatasetFile* file, FileRead read);
-  // Hands a batch to the emitter; false once the stage is stopping.
+  // Reads the file's rows from read.from_row in blocks that end on
+  // multiples of block_rows of the output stream (block_phase_), through
+  // `layout`; false once the stage is stopping.
+  asio::awaitable<bool> ReadRowBlocks(
+      const io::arrow::ArrowFileReader& reader,
+      const io::arrow::ArrowFileReader::ColumnLayout& layout,
+      const DatasetFile* file, const FileRead& read);
+  // Hands a batch to the emitter, counting `record_batches` of the file's
+  // as read; false once the stage is stopping.
   asio::awaitable<bool> Deliver(io::arrow::RecordBatch batch,
                                 const DatasetFile* file, int64_t first_row,
-                                const FileRead& read);
+                                const FileRead& read, int record_batches = 1);
   // A resume: the checkpoint's data set in place of the survey's.
   void AdoptSavedDataSet();
   // A resume: reads the rows the checkpoint names; false once stopping.
@@ -212,6 +221,9 @@ class ArrowSource final : public Stage {
   std::vector<std::unique_ptr<DatasetFile>> dataset_;
   // Batches delivered so far (the Read coroutine only).
   uint64_t delivered_ = 0;
+  // Rows delivered modulo block_rows (the reading coroutine's): where the
+  // output stream stands between two multiples of block_rows.
+  int64_t block_phase_ = 0;
   // Checkpoints: a resume's state (set before Start), and the stream's
   // file reads not yet acknowledged (under checkpoint_mu_).
   std::optional<ArrowSourceCheckpoint> resume_from_;

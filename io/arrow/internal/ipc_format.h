@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,22 @@ absl::StatusOr<RecordBatch> DecodeRecordBatch(const fb::Message& message,
                                               std::span<const std::byte> body,
                                               std::vector<std::byte> storage,
                                               const std::string& file);
+
+// Where bytes lie in a record batch's body.
+struct BodyRange {
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
+// For the record batch `batch` with a `body_bytes`-byte body: where the
+// values of each of `columns` (top-level indexes into `schema`, each with
+// FixedRowBytes > 0) lie, exactly batch.length() rows of them; nullopt
+// when one of those columns has a null in this batch. Checks what the
+// decoder checks of those columns (lengths, buffers inside the body) and
+// the batch's node and buffer counts against the schema.
+absl::StatusOr<std::optional<std::vector<BodyRange>>> LocateFixedRowValues(
+    const fb::RecordBatch& batch, const Schema& schema,
+    std::span<const int> columns, int64_t body_bytes, const std::string& file);
 
 // Where the footer flatbuffer lies, from the last kFileTailBytes bytes of a
 // `file_size`-byte file.

@@ -2,6 +2,8 @@
 // and that type's buffers per array, and checks every length and offset
 // before an ArrayView may point at the bytes.
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -189,7 +191,95 @@ absl::StatusOr<ArrayView> BatchDecoder::DecodeArray(const Field& field,
   return ArrayView(std::move(parts));
 }
 
+// Field nodes and buffers an array of `field` takes in a record batch,
+// children included, in the IPC format's pre-order layout.
+std::pair<size_t, size_t> NodesAndBuffers(const Field& field) {
+  size_t buffers = 2;  // validity, then values (or offsets)
+  if (IsBinaryLike(field.type)) buffers = 3;
+  if (field.type == TypeId::kFixedSizeList || field.type == TypeId::kStruct) {
+    buffers = 1;
+  }
+  size_t nodes = 1;
+  for (const Field& child : field.children) {
+    const auto [child_nodes, child_buffers] = NodesAndBuffers(child);
+    nodes += child_nodes;
+    buffers += child_buffers;
+  }
+  return {nodes, buffers};
+}
+
 }  // namespace
+
+absl::StatusOr<std::optional<std::vector<BodyRange>>> LocateFixedRowValues(
+    const fb::RecordBatch& batch, const Schema& schema,
+    std::span<const int> columns, int64_t body_bytes, const std::string& file) {
+  // The first node and buffer of each top-level column.
+  std::vector<std::pair<size_t, size_t>> starts;
+  size_t nodes = 0;
+  size_t buffers = 0;
+  for (const Field& field : schema.fields) {
+    starts.emplace_back(nodes, buffers);
+    const auto [field_nodes, field_buffers] = NodesAndBuffers(field);
+    nodes += field_nodes;
+    buffers += field_buffers;
+  }
+  const size_t batch_nodes = batch.nodes() ? batch.nodes()->size() : 0;
+  const size_t batch_buffers = batch.buffers() ? batch.buffers()->size() : 0;
+  if (batch_nodes != nodes || batch_buffers != buffers) {
+    return absl::DataLossError(absl::StrCat(
+        file, ": the record batch has ", batch_nodes, " field nodes and ",
+        batch_buffers, " buffers, the schema uses ", nodes, " and ", buffers));
+  }
+  const int64_t rows = batch.length();
+  std::vector<BodyRange> ranges;
+  for (int column : columns) {
+    const Field& field = schema.fields[column];
+    if (FixedRowBytes(field) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file, ": column '", field.name, "' does not hold fixed-size rows"));
+    }
+    const auto corrupt = [&](absl::string_view what) {
+      return absl::DataLossError(
+          absl::StrCat(file, ": column '", field.name, "': ", what));
+    };
+    auto [node, buffer] = starts[column];
+    // The array holding the values: the column, or its fixed_size_list's
+    // child (whose validity buffer follows the list's).
+    int64_t values = rows;
+    for (int level = 0; level < 2; ++level) {
+      const fb::FieldNode array = LoadStruct(*batch.nodes(), node);
+      if (array.length() != values) {
+        return corrupt(absl::StrCat("has ", array.length(), " values, the ",
+                                    "record batch's rows need ", values));
+      }
+      if (array.null_count() != 0) return std::nullopt;
+      if (field.type != TypeId::kFixedSizeList || level == 1) break;
+      if (values > std::numeric_limits<int64_t>::max() / field.list_size) {
+        return corrupt("too many values");
+      }
+      values *= field.list_size;
+      ++node;
+      ++buffer;
+    }
+    const int64_t width =
+        static_cast<int64_t>(FixedRowBytes(field)) /
+        (field.type == TypeId::kFixedSizeList ? field.list_size : 1);
+    const fb::Buffer found = LoadStruct(*batch.buffers(), buffer + 1);
+    if (found.offset() < 0 || found.length() < 0 ||
+        found.offset() > body_bytes ||
+        found.length() > body_bytes - found.offset()) {
+      return corrupt(absl::StrCat("buffer [", found.offset(), ", +",
+                                  found.length(), ") lies outside the body of ",
+                                  body_bytes, " bytes"));
+    }
+    if (values > found.length() / width) {
+      return corrupt(absl::StrCat("values buffer of ", found.length(),
+                                  " bytes for ", values, " values"));
+    }
+    ranges.push_back({.offset = found.offset(), .length = values * width});
+  }
+  return ranges;
+}
 
 absl::StatusOr<const fb::RecordBatch*> RecordBatchHeader(
     const fb::Message& message, const std::string& file) {

@@ -770,6 +770,112 @@ TEST_P(ArrowAsyncTest, SkipNextRefusesWhatTheMetadataShows) {
   runner.RunToCompletion();
 }
 
+// LocateColumns(columns) then ReadColumnRows(first_row, rows) of `path`
+// on a fresh io_context; nullopt when LocateColumns declines.
+absl::StatusOr<std::optional<RecordBatch>> ReadRows(const std::string& path,
+                                                    bool use_io_uring,
+                                                    std::vector<int> columns,
+                                                    int64_t first_row,
+                                                    int64_t rows) {
+  asio::io_context io;
+  AsyncFileReader reader(io, {.use_io_uring = use_io_uring});
+  sluice::testing::CoroutineRunner runner(io);
+  absl::StatusOr<std::optional<RecordBatch>> result =
+      absl::UnknownError("not run");
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    absl::StatusOr<std::unique_ptr<ArrowFileReader>> arrow =
+        co_await ArrowFileReader::Open(reader, path);
+    if (!arrow.ok()) {
+      result = arrow.status();
+      co_return;
+    }
+    absl::StatusOr<std::optional<ArrowFileReader::ColumnLayout>> layout =
+        co_await (*arrow)->LocateColumns(columns);
+    if (!layout.ok()) {
+      result = layout.status();
+      co_return;
+    }
+    if (!layout->has_value()) {
+      result = std::nullopt;
+      co_return;
+    }
+    EXPECT_EQ((**layout).first_rows.size(),
+              static_cast<size_t>((*arrow)->num_record_batches()) + 1);
+    absl::StatusOr<RecordBatch> batch =
+        co_await (*arrow)->ReadColumnRows(**layout, first_row, rows);
+    if (batch.ok()) {
+      result = *std::move(batch);
+    } else {
+      result = batch.status();
+    }
+  });
+  runner.RunToCompletion();
+  return result;
+}
+
+TEST_P(ArrowAsyncTest, ColumnRowsJoinValuesAcrossRecordBatches) {
+  // fsl (column 3) has no nulls: rows [1, 2], [3, 4] in the first two
+  // batches, [5, 6], [7, 8] in the last.
+  TestBatch last = MixedBatch();
+  last.buffers[14] = {Values<int16_t>({5, 6, 7, 8})};
+  const TempFile file(
+      MakeFile(MixedSchema(), {MixedBatch(), MixedBatch(), last}));
+  // Rows 1 to 4: the end of batch 0, all of batch 1, the start of batch 2.
+  absl::StatusOr<std::optional<RecordBatch>> run =
+      ReadRows(file.path(), GetParam(), {3}, 1, 4);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(run->has_value());
+  const RecordBatch& batch = **run;
+  ASSERT_EQ(batch.num_rows(), 4);
+  const ArrayView& fsl = batch.column(3);
+  EXPECT_EQ(fsl.type(), TypeId::kFixedSizeList);
+  EXPECT_EQ(fsl.length(), 4);
+  EXPECT_EQ(fsl.null_count(), 0);
+  ASSERT_EQ(fsl.num_children(), 1u);
+  std::vector<int16_t> values;
+  for (int64_t i = 0; i < fsl.child(0).length(); ++i) {
+    values.push_back(fsl.child(0).Value<int16_t>(i));
+  }
+  EXPECT_EQ(values, (std::vector<int16_t>{3, 4, 1, 2, 3, 4, 5, 6}));
+  // The columns not asked for are empty.
+  EXPECT_EQ(batch.column(0).length(), 0);
+  EXPECT_EQ(batch.column(1).length(), 0);
+}
+
+TEST_P(ArrowAsyncTest, LocateColumnsDeclinesNullsAndRefusesOtherColumns) {
+  const TempFile file(MakeFile(MixedSchema(), {MixedBatch(), MixedBatch()}));
+  // x (column 0) has a null in row 1: read batch by batch instead.
+  absl::StatusOr<std::optional<RecordBatch>> with_null =
+      ReadRows(file.path(), GetParam(), {0, 3}, 0, 2);
+  ASSERT_TRUE(with_null.ok()) << with_null.status();
+  EXPECT_FALSE(with_null->has_value());
+  // s is utf8: its rows are not of one size.
+  ExpectError(ReadRows(file.path(), GetParam(), {1}, 0, 2).status(),
+              absl::StatusCode::kInvalidArgument, {"fixed-size rows"});
+  ExpectError(ReadRows(file.path(), GetParam(), {3}, 3, 2).status(),
+              absl::StatusCode::kOutOfRange, {"no rows [3, +2)"});
+}
+
+TEST_P(ArrowAsyncTest, LocateColumnsRefusesDamagedBatches) {
+  TestBatch short_values = MixedBatch();
+  short_values.buffers[14] = {Values<int16_t>({1, 2, 3})};
+  TestBatch past_body = MixedBatch();
+  past_body.buffers[14].offset = 1 << 20;
+  TestBatch wrong_length = MixedBatch();
+  wrong_length.nodes[7] = {3, 0};
+  TestBatch missing_node = MixedBatch();
+  missing_node.nodes.pop_back();
+  for (const auto& [batch, message] :
+       {std::make_pair(short_values, "values buffer of 6 bytes"),
+        std::make_pair(past_body, "lies outside the body"),
+        std::make_pair(wrong_length, "has 3 values"),
+        std::make_pair(missing_node, "7 field nodes")}) {
+    const TempFile file(MakeFile(MixedSchema(), {MixedBatch(), batch}));
+    ExpectError(ReadRows(file.path(), GetParam(), {3}, 0, 4).status(),
+                absl::StatusCode::kDataLoss, {message});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ArrowAsyncTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "IoUring" : "PreadThreads";

@@ -341,16 +341,11 @@ TEST(ArrowSourceTest, RowBlocksCarryTheSameRowsValuesAndSkipsAsExamples) {
   }
 }
 
-TEST(ArrowSourceTest, RowBlocksOfFixedWidthColumnsSpanWholeRecordBatches) {
-  TempDir dir;
-  WriteArrowFile(dir / "a.arrow", 0, 10, 4);
+// The sizes of the blocks of `config`, checking the vec values in order.
+std::vector<int64_t> BlockSizes(const std::string& config,
+                                uint64_t* record_batches) {
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(
-      "stage { name: 'files' file_path_provider { directory: '" + dir.path() +
-      "' mode: ONCE } }"
-      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
-      " output: ROW_BLOCKS column { name: 'vec' } column { name: 'label' }"
-      " } }"));
+  loader.Configure(ParseConfig(config));
   loader.Start();
   std::vector<int64_t> sizes;
   int64_t index = 0;
@@ -359,7 +354,8 @@ TEST(ArrowSourceTest, RowBlocksOfFixedWidthColumnsSpanWholeRecordBatches) {
     if (!got.item) break;
     sizes.push_back(got.item->rows());
     const BlockColumn* vec = got.item->Find("vec");
-    ASSERT_NE(vec, nullptr);
+    EXPECT_NE(vec, nullptr);
+    if (vec == nullptr) break;
     EXPECT_EQ(vec->example_shape, std::vector<int64_t>{4});
     EXPECT_EQ(vec->example_bytes, 16u);
     for (int64_t r = 0; r < got.item->rows(); ++r, ++index) {
@@ -367,8 +363,58 @@ TEST(ArrowSourceTest, RowBlocksOfFixedWidthColumnsSpanWholeRecordBatches) {
       for (int k = 0; k < 4; ++k) EXPECT_EQ(values[k], VecValue(index, k));
     }
   }
-  EXPECT_EQ(sizes, (std::vector<int64_t>{4, 4, 2}));
   loader.Stop();
+  *record_batches = StageTotals(loader, "rows").arrow_source().record_batches();
+  return sizes;
+}
+
+TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 10, 4);   // record batches 4, 4, 2
+  WriteArrowFile(dir / "b.arrow", 10, 13, 5);  // 5, 5, 3
+  const auto config = [&](const std::string& extra) {
+    return "stage { name: 'files' file_path_provider { directory: '" +
+           dir.path() +
+           "' mode: ONCE } }"
+           " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
+           " output: ROW_BLOCKS column { name: 'vec' } column { name: "
+           "'label' } " +
+           extra + " } }";
+  };
+  uint64_t record_batches = 0;
+  EXPECT_EQ(BlockSizes(config(""), &record_batches),
+            (std::vector<int64_t>{4, 4, 2, 5, 5, 3}));
+  EXPECT_EQ(record_batches, 6u);
+  // Blocks end on multiples of 4 rows of the stream, across the files'
+  // record batches; b.arrow's first block completes the 4 rows a.arrow
+  // began.
+  EXPECT_EQ(BlockSizes(config("block_rows: 4"), &record_batches),
+            (std::vector<int64_t>{4, 4, 2, 2, 4, 4, 3}));
+  EXPECT_EQ(record_batches, 6u);
+}
+
+TEST(ArrowSourceTest, BlockRowsKeepTheRowsAndSkipsOfFilesWithNulls) {
+  TempDir dir;
+  // a.arrow: a null label in its second record batch; b.arrow: none.
+  WriteArrowFile(dir / "a.arrow", 0, 10, 4, {.label_row = 5});
+  WriteArrowFile(dir / "b.arrow", 10, 13, 5);
+  const std::string columns =
+      "column { name: 'vec' } column { name: 'label' field: 'y' }";
+  const auto config = [&](const std::string& output) {
+    return "stage { name: 'files' file_path_provider { directory: '" +
+           dir.path() +
+           "' mode: ONCE } }"
+           " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL " +
+           columns + " output: " + output + " } }";
+  };
+  const auto [rows, skips] = FlatRows(config("EXAMPLES"), false, 100);
+  EXPECT_EQ(rows.size(), 22u);
+  EXPECT_EQ(skips, (std::map<std::string, uint64_t>{{"null_value", 1}}));
+  for (const char* output : {"ROW_BLOCKS", "ROW_BLOCKS block_rows: 3"}) {
+    const auto [block_rows, block_skips] = FlatRows(config(output), true, 100);
+    EXPECT_EQ(block_rows, rows) << output;
+    EXPECT_EQ(block_skips, skips) << output;
+  }
 }
 
 TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
@@ -499,6 +545,11 @@ TEST(ArrowSourceTest, ConfigErrorsNameTheField) {
   EXPECT_THAT(error("column { name: 'index' }"), HasSubstr("used twice"));
   EXPECT_THAT(error("column { name: 'a' } readahead: 0"),
               HasSubstr("'arrow_source.readahead'"));
+  EXPECT_THAT(error("column { name: 'a' } block_rows: 4"),
+              HasSubstr("'arrow_source.block_rows'"));
+  EXPECT_THAT(
+      error("column { name: 'a' } output: ROW_BLOCKS block_rows: 2000000"),
+      HasSubstr("'arrow_source.block_rows'"));
   DataLoader loader(CreateStage);
   EXPECT_ANY_THROW(loader.Configure(ParseConfig(
       "stage { name: 'n' counting_source { count: 1 } } "
