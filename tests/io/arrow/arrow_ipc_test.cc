@@ -876,6 +876,31 @@ TEST_P(ArrowAsyncTest, LocateColumnsRefusesDamagedBatches) {
   }
 }
 
+TEST_P(ArrowAsyncTest, ColumnRowsOfADamagedFileEndCleanly) {
+  const std::string original =
+      MakeFile(MixedSchema(), {MixedBatch(), MixedBatch(), MixedBatch()});
+  int errors = 0;
+  uint64_t checksum = 0;
+  for (size_t at = 0; at < original.size(); ++at) {
+    for (const char flip : {'\x01', '\xff'}) {
+      std::string damaged = original;
+      damaged[at] = static_cast<char>(damaged[at] ^ flip);
+      const TempFile file(damaged);
+      absl::StatusOr<std::optional<RecordBatch>> rows =
+          ReadRows(file.path(), GetParam(), {3}, 1, 4);
+      if (!rows.ok() || !rows->has_value()) {
+        ++errors;
+        continue;
+      }
+      for (const ArrayView& column : (*rows)->columns()) {
+        checksum += TouchEverything(column);
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_GT(checksum, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ArrowAsyncTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "IoUring" : "PreadThreads";
