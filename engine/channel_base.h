@@ -68,12 +68,24 @@ class ChannelBase {
   // Size, capacity, closed and the counters; resets the counters when asked.
   QueueMetricProto Metrics(bool reset_counters);
 
+  // A consumer that gathers the rows of its items into groups of a fixed
+  // size (a batcher of blocks: its batch size) states that size here when
+  // it is built; a producer of blocks of rows may then cut its blocks to
+  // fit (0: none stated). Read by the producer when it starts.
+  void set_preferred_group_rows(uint64_t rows) {
+    preferred_group_rows_.store(rows, std::memory_order_relaxed);
+  }
+  uint64_t preferred_group_rows() const {
+    return preferred_group_rows_.load(std::memory_order_relaxed);
+  }
+
  protected:
   std::atomic<uint64_t> put_count_{0};
   std::atomic<uint64_t> get_count_{0};
   std::atomic<uint64_t> drop_count_{0};
 
  private:
+  std::atomic<uint64_t> preferred_group_rows_{0};
   const std::string name_;
   const size_t capacity_;
   const OverflowPolicy policy_;

@@ -424,6 +424,12 @@ ArrowSource::~ArrowSource() = default;
 
 void ArrowSource::Start(const StageRuntime& runtime) {
   reader_ = &runtime.executor->file_reader();
+  // block_rows: as configured, else what the consumer asks for.
+  block_rows_ = config_.block_rows();
+  if (block_rows_ == 0 && block_output_ != nullptr) {
+    block_rows_ = std::min<uint64_t>(block_output_->preferred_group_rows(),
+                                     kMaxBlockRows);
+  }
   SpawnWorkers(runtime, 2, [this](int i) {
     if (i == 0) return Read();
     return block_output_ != nullptr ? EmitBlocks() : Emit();
@@ -602,8 +608,7 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
     }
     if (!schema_matches((*reader)->schema())) co_return true;
     const arrow::ArrowFileReader& batches = **reader;
-    if (config_.block_rows() > 0 && world_size_ <= 1 &&
-        read.only_rows == nullptr) {
+    if (block_rows_ > 0 && world_size_ <= 1 && read.only_rows == nullptr) {
       const std::vector<int> columns =
           FixedRowColumns(batches.schema(), file->plan);
       if (!columns.empty()) {
@@ -666,7 +671,7 @@ asio::awaitable<bool> ArrowSource::ReadRowBlocks(
     const arrow::ArrowFileReader::ColumnLayout& layout, const DatasetFile* file,
     const FileRead& read) {
   const int64_t rows = layout.first_rows.back();
-  const auto block = static_cast<int64_t>(config_.block_rows());
+  const auto block = static_cast<int64_t>(block_rows_);
   const int64_t from_row = std::min(read.from_row, rows);
   // Record batches whose last row was read (or skipped by a resume).
   size_t batches_done = 0;
@@ -725,9 +730,9 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
   }
   record_batches_.fetch_add(record_batches);
   ++delivered_;
-  if (config_.block_rows() > 0) {
-    block_phase_ = (block_phase_ + batch.num_rows()) %
-                   static_cast<int64_t>(config_.block_rows());
+  if (block_rows_ > 0) {
+    block_phase_ =
+        (block_phase_ + batch.num_rows()) % static_cast<int64_t>(block_rows_);
   }
   int64_t batch_bytes = 0;
   for (const ArrayView& column : batch.columns())

@@ -221,6 +221,9 @@ class ArrowSource final : public Stage {
   std::vector<std::unique_ptr<DatasetFile>> dataset_;
   // Batches delivered so far (the Read coroutine only).
   uint64_t delivered_ = 0;
+  // block_rows as configured, or else the consumer's preferred group
+  // size (set at Start); 0: a block per record batch.
+  uint64_t block_rows_ = 0;
   // Rows delivered modulo block_rows (the reading coroutine's): where the
   // output stream stands between two multiples of block_rows.
   int64_t block_phase_ = 0;

@@ -116,6 +116,9 @@ absl::StatusOr<std::unique_ptr<Stage>> Batcher::Create(
           std::type_index(typeid(ExampleBlock))) {
     SLUICE_ASSIGN_OR_RETURN(Channel<ExampleBlock> * blocks,
                             context.SingleInput<ExampleBlock>());
+    // A source that can cut its blocks on batch boundaries (arrow_source's
+    // block_rows) lets every batch be a view of one block.
+    blocks->set_preferred_group_rows(config.batch_size());
     return std::unique_ptr<Stage>(
         new Batcher(context, config, std::move(specs), nullptr, blocks));
   }

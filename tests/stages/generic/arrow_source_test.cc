@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/data_loader.h"
+#include "engine/typed_batch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
@@ -391,6 +392,43 @@ TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
   EXPECT_EQ(BlockSizes(config("block_rows: 4"), &record_batches),
             (std::vector<int64_t>{4, 4, 2, 2, 4, 4, 3}));
   EXPECT_EQ(record_batches, 6u);
+}
+
+TEST(ArrowSourceTest, ABatcherAfterTheSourceGetsEveryBatchAsAView) {
+  TempDir dir;
+  // Record batches of 3 rows, batches of 4: as record-batch blocks, every
+  // batch would span two blocks and be copied. The batcher states its
+  // batch size to the source, whose blocks then end on batch boundaries.
+  WriteArrowFile(dir / "a.arrow", 0, 12, 3);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "stage { name: 'files' file_path_provider { directory: '" + dir.path() +
+      "' mode: ONCE } }"
+      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
+      " output: ROW_BLOCKS column { name: 'vec' } column { name: 'label' }"
+      " } }"
+      " stage { name: 'batches' input: 'rows' batcher { batch_size: 4"
+      " field { name: 'vec' dtype: 'float32' shape: [4] }"
+      " field { name: 'label' dtype: 'int64' } } }"));
+  loader.Start();
+  std::vector<TypedBatch> batches;
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    batches.push_back(*std::move(batch));
+  }
+  loader.Stop();
+  ASSERT_EQ(batches.size(), 3u);
+  int64_t row = 0;
+  for (const TypedBatch& batch : batches) {
+    ASSERT_EQ(batch.size(), 4u);
+    const auto* labels = static_cast<const int64_t*>(batch.tensor(1).data);
+    const auto* vec = static_cast<const float*>(batch.tensor(0).data);
+    for (int r = 0; r < 4; ++r, ++row) {
+      EXPECT_EQ(labels[r], 10 * row);
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(vec[4 * r + k], VecValue(row, k));
+    }
+  }
+  // No batch was copied: the batcher never needed a buffer of its own.
+  EXPECT_EQ(StageTotals(loader, "batches").batcher().batch_buffer_bytes(), 0u);
 }
 
 TEST(ArrowSourceTest, BlockRowsKeepTheRowsAndSkipsOfFilesWithNulls) {
