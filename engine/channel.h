@@ -160,6 +160,23 @@ class Channel final : public ChannelBase {
     return sent;
   }
 
+  // Sends every item of `items` in order (moved from): as many at once as
+  // fit under one lock (TrySendSome), suspending only when the channel is
+  // full. False once the channel is closed or cancelled; items not sent by
+  // then are left as they were.
+  asio::awaitable<bool> SendAll(std::span<T> items,
+                                LoadMeter* meter = nullptr) {
+    // A local copy: GCC 12 coroutines must not reassign a parameter.
+    std::span<T> unsent = items;
+    while (!unsent.empty()) {
+      unsent = unsent.subspan(TrySendSome(unsent));
+      if (unsent.empty()) break;
+      if (!co_await Send(std::move(unsent.front()), meter)) co_return false;
+      unsent = unsent.subspan(1);
+    }
+    co_return true;
+  }
+
   // Never suspends: the next buffered item, if any.
   std::optional<T> TryReceive() {
     std::optional<Numbered<T>> item;

@@ -13,10 +13,11 @@
 // Promises:
 // - `transform(item, results)` is called once per input item, on the
 //   worker's coroutine, with `results` empty; what it appends is sent.
-// - Without `ordered` the results go straight to `output` (TrySendSome
-//   first, Send when the channel is full). With it, the worker reserves a place
-//   before each receive and Puts the results under the item's position
-//   (engine/ordered_output.h), so the stage's output keeps the input's order.
+// - Without `ordered` the results go straight to `output` (SendAll: one
+//   lock for what fits, Send when the channel is full). With it, the worker
+//   reserves a place before each receive and Puts the results under the item's
+//   position (engine/ordered_output.h), so the stage's output keeps the input's
+//   order.
 // - After each item the worker yields to the executor when
 //   `yield_after_each_item` (one item is one slice of CPU work).
 // - Returns when the input ends, or at once when the output or the ordered
@@ -60,14 +61,8 @@ asio::awaitable<void> RunMapWorker(Channel<In>* input, Channel<Out>* output,
       }
       results = std::vector<Out>();
     } else {
-      std::span<Out> unsent(results);
-      while (true) {
-        unsent = unsent.subspan(output->TrySendSome(unsent));
-        if (unsent.empty()) break;
-        if (!co_await output->Send(std::move(unsent.front()), meter)) {
-          co_return;
-        }
-        unsent = unsent.subspan(1);
+      if (!co_await output->SendAll(std::span<Out>(results), meter)) {
+        co_return;
       }
     }
     if (yield_after_each_item) {

@@ -232,7 +232,9 @@ class ReservoirShuffler {
           }
         }
       }
-      if (!co_await SendAll(outgoing, output, meter)) co_return;
+      if (!co_await output->SendAll(std::span<T>(outgoing), meter)) co_return;
+      emitted_.fetch_add(outgoing.size(), std::memory_order_relaxed);
+      outgoing.clear();
       handled += incoming.size();
       incoming.clear();
       UpdateFill();
@@ -347,24 +349,6 @@ class ReservoirShuffler {
   static asio::awaitable<void> Yield() {
     co_await asio::post(co_await asio::this_coro::executor,
                         asio::use_awaitable);
-  }
-
-  // Sends `items` in order (TrySendSome, then Send for one when the output
-  // is full) and clears it; false once the output is closed.
-  asio::awaitable<bool> SendAll(std::vector<T>& items, Channel<T>* output,
-                                LoadMeter* meter) {
-    std::span<T> unsent(items);
-    while (!unsent.empty()) {
-      unsent = unsent.subspan(output->TrySendSome(unsent));
-      if (unsent.empty()) break;
-      if (!co_await output->Send(std::move(unsent.front()), meter)) {
-        co_return false;
-      }
-      unsent = unsent.subspan(1);
-    }
-    emitted_.fetch_add(items.size(), std::memory_order_relaxed);
-    items.clear();
-    co_return true;
   }
 
   // Removes resident `slot` (the last one takes its place).

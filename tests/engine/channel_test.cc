@@ -236,6 +236,37 @@ TEST(ChannelTest, RoomAndTrySendSomeTakeWhatFitsAndLeaveTheRest) {
   EXPECT_EQ(rest, (std::vector<int>{11, 12, 13, 14}));
 }
 
+TEST(ChannelTest, SendAllSuspendsOnlyWhenFullAndStopsWhenClosed) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 2);
+  std::vector<int> items = {1, 2, 3, 4, 5};
+  bool sent_all = false;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    sent_all = co_await channel.SendAll(std::span<int>(items));
+    channel.Close();
+  });
+  std::vector<int> got;
+  runner.Spawn(ReceiveAll(channel, got));
+  runner.RunToCompletion();
+  EXPECT_TRUE(sent_all);
+  EXPECT_EQ(got, (std::vector<int>{1, 2, 3, 4, 5}));
+
+  // A cancelled channel ends the send; what fitted before stays sent.
+  IntChannel full("full", 2);
+  std::vector<int> more = {6, 7, 8};
+  bool result = true;
+  io.restart();
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    result = co_await full.SendAll(std::span<int>(more));
+  });
+  io.poll();
+  EXPECT_EQ(full.Size(), 2u);
+  full.Cancel();
+  runner.RunToCompletion();
+  EXPECT_FALSE(result);
+}
+
 // Each receiver records (position, item) of what it took.
 asio::awaitable<void> ReceiveNumberedAll(
     IntChannel& channel, std::vector<std::pair<uint64_t, int>>& out) {

@@ -276,8 +276,11 @@ TEST(DataLoaderTest, LoadIsHighForBusyStageAndLowForStarvedStage) {
   ASSERT_EQ(metrics.total_stage_metrics_size(), 3);
   const double busy = metrics.total_stage_metrics(1).load().load();
   const double starved = metrics.total_stage_metrics(2).load().load();
-  // Generous bounds: the suite runs on a loaded 2-core machine.
-  EXPECT_GT(busy, 0.6) << metrics.DebugString();
+  // Relative bounds: the suite runs on a loaded 2-core machine (and under
+  // TSan), where the busy stage may wait for a CPU or for its consumer a
+  // good part of the time; the starved one still waits far more.
+  EXPECT_GT(busy, 0.2) << metrics.DebugString();
+  EXPECT_GT(busy, 4 * starved) << metrics.DebugString();
   EXPECT_LT(starved, 0.3) << metrics.DebugString();
   EXPECT_FALSE(metrics.io_backend().empty());
 }

@@ -120,7 +120,9 @@ TEST(ArrowFileWriterTest, ReadsBackWithSluiceReader) {
         }
       }
       EXPECT_EQ(batch.column(1).IsNull(r), i == 5);
-      if (i != 5) EXPECT_EQ(batch.column(1).Value<int64_t>(r), 3 * i - 5);
+      if (i != 5) {
+        EXPECT_EQ(batch.column(1).Value<int64_t>(r), 3 * i - 5);
+      }
       const ArrayView& vec = batch.column(2);
       EXPECT_EQ(vec.IsNull(r), i == 7);
       const auto [begin, end] = vec.ListRange(r);
