@@ -103,93 +103,31 @@ ArrowFileReader::Open(AsyncFileReader& reader, std::string path,
       reader, *std::move(file), limits, *std::move(footer)));
 }
 
-size_t ArrowFileReader::MetadataChunkEnd(size_t first) const {
-  // Up to kMetadataReadsAtOnce blocks, and past kMetadataBytesAtOnce only
-  // by the last one (each block's metadata is bounded by IpcLimits).
-  const size_t blocks = footer_.record_batches.size();
-  size_t end = first;
-  for (size_t total = 0; end < blocks && end - first < kMetadataReadsAtOnce &&
-                         total < kMetadataBytesAtOnce;
-       ++end) {
-    total += static_cast<size_t>(footer_.record_batches[end].metadata_bytes);
-  }
-  return end;
-}
-
-asio::awaitable<absl::Status> ArrowFileReader::ReadMetadata(
-    size_t first, size_t end, std::vector<std::byte>& bytes,
-    std::vector<internal::ReadOnlyFile::Region>& regions) const {
-  size_t total = 0;
-  for (size_t i = first; i < end; ++i) {
-    total += static_cast<size_t>(footer_.record_batches[i].metadata_bytes);
-  }
-  bytes.resize(total);
-  regions.clear();
-  size_t at = 0;
-  for (size_t i = first; i < end; ++i) {
-    const internal::FileBlock& block = footer_.record_batches[i];
-    const auto size = static_cast<size_t>(block.metadata_bytes);
-    regions.push_back(
-        {.offset = block.offset, .buffer = std::span(bytes).subspan(at, size)});
-    at += size;
-  }
-  co_return co_await file_.ReadEachExactly(reader_, regions);
-}
-
-asio::awaitable<absl::StatusOr<std::vector<int64_t>>>
-ArrowFileReader::RecordBatchRows() const {
-  std::vector<int64_t> rows;
-  rows.reserve(footer_.record_batches.size());
+asio::awaitable<absl::Status> ArrowFileReader::ForEachRecordBatchHeader(
+    const HeaderVisitor& visit) const {
   std::vector<std::byte> bytes;
   std::vector<internal::ReadOnlyFile::Region> regions;
   const size_t blocks = footer_.record_batches.size();
   for (size_t first = 0, end = 0; first < blocks; first = end) {
-    end = MetadataChunkEnd(first);
-    absl::Status read = co_await ReadMetadata(first, end, bytes, regions);
-    if (!read.ok()) co_return read;
+    // Up to kMetadataReadsAtOnce blocks, and past kMetadataBytesAtOnce only
+    // by the last one (each block's metadata is bounded by IpcLimits).
+    size_t total = 0;
+    for (end = first; end < blocks && end - first < kMetadataReadsAtOnce &&
+                      total < kMetadataBytesAtOnce;
+         ++end) {
+      total += static_cast<size_t>(footer_.record_batches[end].metadata_bytes);
+    }
+    bytes.resize(total);
+    regions.clear();
+    size_t at = 0;
     for (size_t i = first; i < end; ++i) {
-      absl::StatusOr<int64_t> batch_rows =
-          RowsFromMetadata(regions[i - first].buffer, i);
-      if (!batch_rows.ok()) co_return batch_rows.status();
-      rows.push_back(*batch_rows);
+      const internal::FileBlock& block = footer_.record_batches[i];
+      const auto size = static_cast<size_t>(block.metadata_bytes);
+      regions.push_back({.offset = block.offset,
+                         .buffer = std::span(bytes).subspan(at, size)});
+      at += size;
     }
-  }
-  co_return rows;
-}
-
-absl::StatusOr<int64_t> ArrowFileReader::RowsFromMetadata(
-    std::span<const std::byte> all, size_t index) const {
-  absl::StatusOr<internal::VerifiedMessage> message =
-      VerifyMetadata(all, index, path(), limits_);
-  if (!message.ok()) return message.status();
-  absl::StatusOr<const internal::fb::RecordBatch*> header =
-      internal::RecordBatchHeader(message->get(), path());
-  if (!header.ok()) return header.status();
-  return (*header)->length();
-}
-
-asio::awaitable<absl::StatusOr<std::optional<ArrowFileReader::ColumnLayout>>>
-ArrowFileReader::LocateColumns(std::span<const int> columns) const {
-  ColumnLayout layout;
-  for (int column : columns) {
-    const size_t row_bytes =
-        column < 0 || column >= static_cast<int>(schema().fields.size())
-            ? 0
-            : FixedRowBytes(schema().fields[column]);
-    if (row_bytes == 0) {
-      co_return absl::InvalidArgumentError(absl::StrCat(
-          path(), ": column ", column, " does not hold fixed-size rows"));
-    }
-    layout.columns.push_back(column);
-    layout.row_bytes.push_back(row_bytes);
-  }
-  layout.first_rows.push_back(0);
-  std::vector<std::byte> bytes;
-  std::vector<internal::ReadOnlyFile::Region> regions;
-  const size_t blocks = footer_.record_batches.size();
-  for (size_t first = 0, end = 0; first < blocks; first = end) {
-    end = MetadataChunkEnd(first);
-    absl::Status read = co_await ReadMetadata(first, end, bytes, regions);
+    absl::Status read = co_await file_.ReadEachExactly(reader_, regions);
     if (!read.ok()) co_return read;
     for (size_t i = first; i < end; ++i) {
       const internal::FileBlock& block = footer_.record_batches[i];
@@ -208,20 +146,66 @@ ArrowFileReader::LocateColumns(std::span<const int> columns) const {
                          " announces a body of ", *body_bytes,
                          " bytes, its block holds ", block.body_bytes));
       }
-      absl::StatusOr<std::optional<std::vector<internal::BodyRange>>> found =
-          internal::LocateFixedRowValues(**header, schema(), columns,
-                                         *body_bytes, path());
-      if (!found.ok()) co_return found.status();
-      if (!found->has_value()) co_return std::nullopt;  // a null
-      // Bounded by the file's size: no overflow.
-      layout.first_rows.push_back(layout.first_rows.back() +
-                                  (*header)->length());
-      for (const internal::BodyRange& range : **found) {
-        layout.value_offsets.push_back(block.offset + block.metadata_bytes +
-                                       range.offset);
-      }
+      absl::Status visited = visit(i, **header, *body_bytes);
+      if (!visited.ok()) co_return visited;
     }
   }
+  co_return absl::OkStatus();
+}
+
+asio::awaitable<absl::StatusOr<std::vector<int64_t>>>
+ArrowFileReader::RecordBatchRows() const {
+  std::vector<int64_t> rows;
+  rows.reserve(footer_.record_batches.size());
+  absl::Status status = co_await ForEachRecordBatchHeader(
+      [&](size_t, const internal::fb::RecordBatch& header, int64_t) {
+        rows.push_back(header.length());
+        return absl::OkStatus();
+      });
+  if (!status.ok()) co_return status;
+  co_return rows;
+}
+
+asio::awaitable<absl::StatusOr<std::optional<ArrowFileReader::ColumnLayout>>>
+ArrowFileReader::LocateColumns(std::span<const int> columns) const {
+  ColumnLayout layout;
+  for (int column : columns) {
+    const size_t row_bytes =
+        column < 0 || column >= static_cast<int>(schema().fields.size())
+            ? 0
+            : FixedRowBytes(schema().fields[column]);
+    if (row_bytes == 0) {
+      co_return absl::InvalidArgumentError(absl::StrCat(
+          path(), ": column ", column, " does not hold fixed-size rows"));
+    }
+    layout.columns.push_back(column);
+    layout.row_bytes.push_back(row_bytes);
+  }
+  layout.first_rows.push_back(0);
+  bool has_null = false;
+  absl::Status status = co_await ForEachRecordBatchHeader(
+      [&](size_t index, const internal::fb::RecordBatch& header,
+          int64_t body_bytes) -> absl::Status {
+        if (has_null) return absl::OkStatus();
+        absl::StatusOr<std::optional<std::vector<internal::BodyRange>>> found =
+            internal::LocateFixedRowValues(header, schema(), columns,
+                                           body_bytes, path());
+        if (!found.ok()) return found.status();
+        if (!found->has_value()) {
+          has_null = true;
+          return absl::OkStatus();
+        }
+        const internal::FileBlock& block = footer_.record_batches[index];
+        // Bounded by the file's size: no overflow.
+        layout.first_rows.push_back(layout.first_rows.back() + header.length());
+        for (const internal::BodyRange& range : **found) {
+          layout.value_offsets.push_back(block.offset + block.metadata_bytes +
+                                         range.offset);
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) co_return status;
+  if (has_null) co_return std::nullopt;  // read batch by batch instead
   co_return layout;
 }
 

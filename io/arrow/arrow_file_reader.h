@@ -33,6 +33,7 @@
 #define SLUICE_IO_ARROW_ARROW_FILE_READER_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,7 +49,14 @@
 #include "io/arrow/schema.h"
 #include "io/async_file_reader.h"
 
+namespace org::apache::arrow::flatbuf {
+struct RecordBatch;
+}  // namespace org::apache::arrow::flatbuf
+
 namespace sluice::io::arrow {
+namespace internal {
+namespace fb = ::org::apache::arrow::flatbuf;
+}  // namespace internal
 
 // Bytes of a file's start that IsArrowFileStart needs.
 inline constexpr size_t kArrowFileMagicBytes = 6;
@@ -115,18 +123,16 @@ class ArrowFileReader {
  private:
   ArrowFileReader(AsyncFileReader& reader, internal::ReadOnlyFile file,
                   IpcLimits limits, internal::FileFooter footer);
-  // The end of the run of record batches from `first` whose metadata one
-  // ReadMetadata reads at once.
-  size_t MetadataChunkEnd(size_t first) const;
-  // Reads the metadata of record batches [first, end) into `bytes`, one of
-  // `regions` per batch, all in flight together.
-  asio::awaitable<absl::Status> ReadMetadata(
-      size_t first, size_t end, std::vector<std::byte>& bytes,
-      std::vector<internal::ReadOnlyFile::Region>& regions) const;
-  // The row count in record batch `index`'s metadata bytes `all`, refused
-  // as the stream reader's SkipNext refuses (internal::RecordBatchHeader).
-  absl::StatusOr<int64_t> RowsFromMetadata(std::span<const std::byte> all,
-                                           size_t index) const;
+  // Reads every record batch's metadata, 64 batches at a time, all in
+  // flight together, and calls `visit(index, header)` for each in order
+  // with its verified RecordBatch header (refused as the stream reader's
+  // SkipNext refuses: internal::RecordBatchHeader) and the body bytes its
+  // message announces (at most the block's). Stops at the first error.
+  using HeaderVisitor = std::function<absl::Status(
+      size_t index, const internal::fb::RecordBatch& header,
+      int64_t body_bytes)>;
+  asio::awaitable<absl::Status> ForEachRecordBatchHeader(
+      const HeaderVisitor& visit) const;
 
   AsyncFileReader& reader_;
   internal::ReadOnlyFile file_;
