@@ -233,7 +233,7 @@ asio::awaitable<absl::StatusOr<RecordBatch>> ArrowFileReader::ReadColumnRows(
     buffer_bytes +=
         static_cast<size_t>(rows) * layout.row_bytes[c] + kPageBytes;
   }
-  buffer.resize(buffer_bytes);
+  internal::GrowWithoutShrinking(buffer, buffer_bytes);
   std::vector<std::byte*> runs;
   std::byte* free = buffer.data();
   const int64_t skip = first_row - layout.first_rows[batch];

@@ -72,7 +72,10 @@ namespace {
 
 constexpr std::string_view kIndexField = "index";
 // Blocks the ROW_BLOCKS output holds (each may keep a record batch alive).
-constexpr uint32_t kOutputCapacity = 16;
+// Four are enough to cover a consumer's wake-up; with 16, two worker threads
+// kept up to 27 blocks of 1 MiB in flight (4 on one thread), each a fresh
+// buffer whose first touch costs 256 page faults.
+constexpr uint32_t kOutputCapacity = 4;
 constexpr std::string_view kSeedField = "seed";
 constexpr uint32_t kMaxBlockRows = 1 << 20;
 
@@ -410,10 +413,11 @@ ArrowSource::ArrowSource(const StageContext& context,
       batches_("batches", config.readahead()),
       permits_("permits", config.readahead()),
       // Free buffers kept for reuse: enough for the record batches being
-      // read plus those the output channel's items (and a consumer) may
-      // hold, so that steady state reuses warm buffers and allocates none.
-      pool_(std::make_shared<BufferPool>(config.readahead() + kOutputCapacity +
-                                         4)) {
+      // read plus those the output channel's items and as many again
+      // downstream (a batcher's batches of views, a consumer) may hold, so
+      // that steady state reuses warm buffers and allocates none.
+      pool_(std::make_shared<BufferPool>(config.readahead() +
+                                         2 * kOutputCapacity + 4)) {
   for (uint32_t i = 0; i < config.readahead(); ++i) {
     bool permit = true;
     permits_.TrySend(permit);

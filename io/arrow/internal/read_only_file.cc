@@ -12,10 +12,14 @@
 
 namespace sluice::io::arrow::internal {
 
+void GrowWithoutShrinking(std::vector<std::byte>& buffer, size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+}
+
 std::span<std::byte> PageCongruentSpan(std::vector<std::byte>& buffer,
                                        int64_t offset, size_t size) {
   constexpr size_t kPageBytes = 4096;
-  buffer.resize(size + kPageBytes - 1);
+  GrowWithoutShrinking(buffer, size + kPageBytes - 1);
   const size_t lead = (static_cast<uintptr_t>(offset) -
                        reinterpret_cast<uintptr_t>(buffer.data())) %
                       kPageBytes;

@@ -17,7 +17,13 @@
 
 namespace sluice::io::arrow::internal {
 
-// Resizes `buffer` to hold `size` bytes read from file offset `offset` at
+// Makes `buffer` at least `size` bytes long, never shorter: a recycled
+// buffer keeps its length, so a later, larger read does not pay for
+// zero-filling its tail again (std::vector::resize value-initializes).
+void GrowWithoutShrinking(std::vector<std::byte>& buffer, size_t size);
+
+// Grows `buffer` (never shrinks it: a recycled buffer is not zero-filled
+// again) to hold `size` bytes read from file offset `offset` at
 // the address congruent to the offset modulo the 4 KiB page (up to 4095
 // bytes more), and returns where they go. The kernel's copy from the page
 // cache (rep movsb on x86) runs 3-5x slower when the destination sits 1 to

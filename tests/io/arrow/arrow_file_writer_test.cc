@@ -232,6 +232,26 @@ TEST(ReadOnlyFileTest, PageCongruentSpanMatchesTheOffsetWithinAPage) {
   }
 }
 
+// A recycled buffer is never shortened: a smaller read leaves its length
+// (and the bytes past the read) as they were, so the next larger read
+// reuses them without std::vector zero-filling the tail again.
+TEST(ReadOnlyFileTest, RecycledBuffersKeepTheirLength) {
+  std::vector<std::byte> buffer;
+  internal::GrowWithoutShrinking(buffer, 10000);
+  ASSERT_EQ(buffer.size(), 10000u);
+  buffer.back() = std::byte{7};
+  internal::GrowWithoutShrinking(buffer, 100);
+  EXPECT_EQ(buffer.size(), 10000u);
+  EXPECT_EQ(buffer.back(), std::byte{7});
+  const std::span<std::byte> span = internal::PageCongruentSpan(buffer, 0, 10);
+  EXPECT_EQ(span.size(), 10u);
+  EXPECT_EQ(buffer.size(), 10000u);
+  EXPECT_EQ(buffer.back(), std::byte{7});
+  internal::GrowWithoutShrinking(buffer, 20000);
+  EXPECT_EQ(buffer.size(), 20000u);
+  EXPECT_EQ(buffer[9999], std::byte{7});
+}
+
 // ReadEachExactly fills every region from its offset, all in one call; a
 // region that runs past the end of the file is a "file truncated" error
 // naming the path.
