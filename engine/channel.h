@@ -21,7 +21,7 @@
 //   cancelled. Close() lets buffered items drain (unlike asio 1.22's
 //   channel::close(), which discards them).
 // - A suspended Send or Receive resumes on the executor of the coroutine that
-//   awaited it, through asio::post, never inline inside another coroutine.
+//   awaited it (io::PostCompletion), never inline inside another coroutine.
 // - There is no per-operation cancellation: Cancel() is the abort, and wakes
 //   every waiter at once.
 // - The optional LoadMeter is told when the caller suspends and resumes.
@@ -193,6 +193,7 @@ class Channel final : public ChannelBase {
     const Clock::time_point deadline = start + timeout;
     std::unique_lock lock(mu_);
     bool slept = false;
+    bool cpu_wanted = false;
     while (true) {
       if (!buffer_.empty()) {
         if (slept) AdaptGetSpinLocked(Clock::now() - start);
@@ -201,13 +202,18 @@ class Channel final : public ChannelBase {
       }
       if (closed_) return GetResult{GetResult::Kind::kEndOfStream, {}};
       const Clock::time_point now = Clock::now();
-      if (!slept && now - start < get_spin_ && now < deadline) {
+      if (!slept && !cpu_wanted && now - start < get_spin_ && now < deadline) {
         // A producer is often about to send: yielding the CPU for a while
         // is much cheaper than a futex sleep, and spares the producer the
-        // futex wake-up.
+        // futex wake-up. A yield that took long, though, means another
+        // thread wants this CPU (a busy worker shares it): spinning on
+        // would halve its time, and the scheduler (EEVDF) pushes a
+        // yielder back by a whole slice, so the item would wait
+        // milliseconds. Then this Get sleeps instead.
         lock.unlock();
         std::this_thread::yield();
         lock.lock();
+        cpu_wanted = Clock::now() - now > kYieldGaveTheCpuAway;
         continue;
       }
       slept = true;
@@ -261,6 +267,8 @@ class Channel final : public ChannelBase {
   // condition variable.
   static constexpr std::chrono::microseconds kMinGetSpin{20};
   static constexpr std::chrono::microseconds kMaxGetSpin{500};
+  // A yield that returns later than this ran another thread meanwhile.
+  static constexpr std::chrono::microseconds kYieldGaveTheCpuAway{10};
 
   // After a Get slept and then got an item `waited` after it began: items
   // that come that soon are worth spinning for (twice as long, so that the

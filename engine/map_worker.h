@@ -31,12 +31,10 @@
 #include <vector>
 
 #include "asio/awaitable.hpp"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/channel.h"
 #include "engine/load_meter.h"
 #include "engine/ordered_output.h"
+#include "engine/yield.h"
 
 namespace sluice {
 
@@ -66,8 +64,7 @@ asio::awaitable<void> RunMapWorker(Channel<In>* input, Channel<Out>* output,
       }
     }
     if (yield_after_each_item) {
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
 }

@@ -4,11 +4,9 @@
 #include <utility>
 #include <vector>
 
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
 #include "engine/status_macros.h"
+#include "engine/yield.h"
 #include "stages/audio/internal/example_values.h"
 
 namespace sluice::audio {
@@ -53,8 +51,7 @@ asio::awaitable<void> CropOrPadStage::Work() {
     // About a batch of crops per slice.
     if (++since_yield == 64) {
       since_yield = 0;
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
 }

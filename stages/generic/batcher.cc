@@ -10,10 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/status_macros.h"
+#include "engine/yield.h"
 
 namespace sluice {
 namespace {
@@ -199,8 +197,7 @@ asio::awaitable<void> Batcher::Run() {
     // About one batch of CPU work per slice: let other coroutines run.
     if (since_yield >= batch_size_) {
       since_yield = 0;
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
   if (!open) co_return;
@@ -289,8 +286,7 @@ asio::awaitable<void> Batcher::RunBlocks() {
       }
       if (output_->IsClosed()) co_return;  // cancelled by Stop()
       // About one batch of work per slice: let other coroutines run.
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
   if (!open) co_return;

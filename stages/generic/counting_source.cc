@@ -1,9 +1,7 @@
 #include "stages/generic/counting_source.h"
 
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/status_macros.h"
+#include "engine/yield.h"
 
 namespace sluice {
 namespace {
@@ -35,8 +33,7 @@ asio::awaitable<void> CountingSource::Produce() {
     if (!co_await output_->Send(config_.start() + i, load_meter())) break;
     produced_.fetch_add(1, std::memory_order_relaxed);
     if ((i + 1) % kItemsPerYield == 0) {
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
 }

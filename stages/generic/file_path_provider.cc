@@ -8,11 +8,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
 #include "engine/status_macros.h"
+#include "engine/yield.h"
 
 namespace sluice {
 namespace {
@@ -139,8 +137,7 @@ asio::awaitable<bool> FilePathProvider::ScanTree(std::string root,
     fs::directory_iterator it(directory, error), end;
     for (; !error && it != end; it.increment(error)) {
       if (++handled % kEntriesPerYield == 0) {
-        co_await asio::post(co_await asio::this_coro::executor,
-                            asio::use_awaitable);
+        co_await YieldToOtherCoroutines();
       }
       const std::string name = it->path().filename().string();
       if (Hidden(name)) continue;

@@ -67,14 +67,12 @@
 #include <vector>
 
 #include "asio/awaitable.hpp"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/channel.h"
 #include "engine/checkpoint.h"
 #include "engine/load_meter.h"
 #include "engine/stable_hash.h"
 #include "engine/stage_context.h"
+#include "engine/yield.h"
 
 namespace sluice {
 
@@ -242,7 +240,7 @@ class ReservoirShuffler {
       if (output->IsClosed()) co_return;  // cancelled by Stop()
       if (handled >= kItemsPerYield) {
         handled = 0;
-        co_await Yield();
+        co_await YieldToOtherCoroutines();
       }
     }
     // The input ended: drain the reservoir in random order.
@@ -257,7 +255,7 @@ class ReservoirShuffler {
       UpdateFill();
       if (!co_await output->Send(std::move(*item), meter)) co_return;
       emitted_.fetch_add(1, std::memory_order_relaxed);
-      if (++handled % kItemsPerYield == 0) co_await Yield();
+      if (++handled % kItemsPerYield == 0) co_await YieldToOtherCoroutines();
     }
   }
 
@@ -345,11 +343,6 @@ class ReservoirShuffler {
   // The reservoir's vector grows on demand beyond this many slots, so that
   // a large `size` costs nothing until items arrive.
   static constexpr uint64_t kMaxReserve = 1 << 16;
-
-  static asio::awaitable<void> Yield() {
-    co_await asio::post(co_await asio::this_coro::executor,
-                        asio::use_awaitable);
-  }
 
   // Removes resident `slot` (the last one takes its place).
   T TakeSlot(size_t slot) {

@@ -8,10 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "asio/post.hpp"
-#include "asio/this_coro.hpp"
-#include "asio/use_awaitable.hpp"
 #include "engine/status_macros.h"
+#include "engine/yield.h"
 #include "stages/lc0/format/packed_expander.h"
 
 namespace sluice::lc0 {
@@ -177,8 +175,7 @@ asio::awaitable<void> TensorGenerator::Build() {
     // About one batch of CPU work per slice: let other coroutines run.
     if (since_yield >= config_.batch_size()) {
       since_yield = 0;
-      co_await asio::post(co_await asio::this_coro::executor,
-                          asio::use_awaitable);
+      co_await YieldToOtherCoroutines();
     }
   }
   if (std::shared_ptr<SharedBatch> remainder = TakeRemainder()) {
