@@ -66,6 +66,7 @@
 
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
+#include "engine/pipeline.h"
 #include "engine/worker_placement.h"
 #include "stages/stage_factory.h"
 
@@ -427,10 +428,7 @@ int Main(int argc, char** argv) {
   const size_t window = bench::ReservoirSize(bench::TrainConfig(dir, threads));
   constexpr auto kWarmUp = std::chrono::seconds(3);
   const std::vector<int> pinned_cpus = PinnedCpus(
-      placement == DataLoaderConfig::PINNED     ? WorkerPlacement::kPinned
-      : placement == DataLoaderConfig::FLOATING ? WorkerPlacement::kFloating
-                                                : WorkerPlacement::kAuto,
-      threads, AllowedCpus(), ProcessNiceness());
+      PlacementOf(placement), threads, AllowedCpus(), ProcessNiceness());
   std::string pinned_text = pinned_cpus.empty() ? "floating" : "pinned to CPU";
   for (size_t i = 0; i < pinned_cpus.size(); ++i) {
     pinned_text += (i == 0 ? " " : ",") + std::to_string(pinned_cpus[i]);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "engine/log.h"
@@ -10,9 +11,8 @@
 namespace sluice {
 namespace {
 
-unsigned ResolveThreads(unsigned requested) {
-  return requested > 0 ? requested
-                       : static_cast<unsigned>(AllowedCpus().size());
+unsigned ResolveThreads(unsigned requested, std::span<const int> allowed) {
+  return requested > 0 ? requested : static_cast<unsigned>(allowed.size());
 }
 
 io::AsyncFileReader::Options ReaderOptions(bool use_io_uring) {
@@ -23,9 +23,11 @@ io::AsyncFileReader::Options ReaderOptions(bool use_io_uring) {
 
 }  // namespace
 
-Executor::Executor(Options options)
-    : threads_(ResolveThreads(options.threads)),
-      pinned_cpus_(PinnedCpus(options.placement, threads_, AllowedCpus(),
+Executor::Executor(Options options) : Executor(options, AllowedCpus()) {}
+
+Executor::Executor(Options options, std::span<const int> allowed_cpus)
+    : threads_(ResolveThreads(options.threads, allowed_cpus)),
+      pinned_cpus_(PinnedCpus(options.placement, threads_, allowed_cpus,
                               ProcessNiceness())),
       io_context_(static_cast<int>(threads_)),
       work_guard_(io_context_.get_executor()),

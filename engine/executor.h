@@ -19,6 +19,7 @@
 #define SLUICE_ENGINE_EXECUTOR_H_
 
 #include <optional>
+#include <span>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -68,6 +69,8 @@ class Executor {
   bool RunningInThisThread() const;
 
  private:
+  // Options resolved against the CPUs the process may use (read once).
+  Executor(Options options, std::span<const int> allowed_cpus);
   // Restricts the calling worker thread to its CPU.
   void Pin(unsigned worker);
 

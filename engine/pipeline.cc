@@ -18,17 +18,6 @@
 namespace sluice {
 namespace {
 
-WorkerPlacement PlacementOf(const DataLoaderConfig& config) {
-  switch (config.worker_placement()) {
-    case DataLoaderConfig::PINNED:
-      return WorkerPlacement::kPinned;
-    case DataLoaderConfig::FLOATING:
-      return WorkerPlacement::kFloating;
-    default:
-      return WorkerPlacement::kAuto;
-  }
-}
-
 using google::protobuf::FieldDescriptor;
 
 // The LoaderCheckpoint.format this build writes and reads.
@@ -109,6 +98,17 @@ void ClearParallelism(google::protobuf::Message& message) {
 }
 
 }  // namespace
+
+WorkerPlacement PlacementOf(DataLoaderConfig::WorkerPlacement placement) {
+  switch (placement) {
+    case DataLoaderConfig::PINNED:
+      return WorkerPlacement::kPinned;
+    case DataLoaderConfig::FLOATING:
+      return WorkerPlacement::kFloating;
+    default:
+      return WorkerPlacement::kAuto;
+  }
+}
 
 std::string SerializeCheckpoint(LoaderCheckpoint checkpoint) {
   checkpoint.clear_digest();
@@ -316,7 +316,7 @@ absl::Status Pipeline::Start() {
   }
   executor_ = std::make_unique<Executor>(
       Executor::Options{.threads = options_.worker_threads(),
-                        .placement = PlacementOf(options_),
+                        .placement = PlacementOf(options_.worker_placement()),
                         .use_io_uring = options_.use_io_uring()});
   tasks_ = std::make_unique<TaskGroup>(
       executor_->get(),

@@ -50,6 +50,9 @@ std::string SerializeCheckpoint(LoaderCheckpoint checkpoint);
 // their digest does not match (damaged, truncated or not a checkpoint).
 absl::StatusOr<LoaderCheckpoint> ParseCheckpoint(std::string_view bytes);
 
+// The executor's worker placement for a config's `worker_placement`.
+WorkerPlacement PlacementOf(DataLoaderConfig::WorkerPlacement placement);
+
 // Builds one stage from its context (see stages/stage_factory.h).
 using StageFactory = std::function<absl::StatusOr<std::unique_ptr<Stage>>(
     const StageContext& context)>;

@@ -313,6 +313,13 @@ std::vector<std::vector<int>> AffinitiesOfThreadsNamed(
   return out;
 }
 
+TEST(PipelinePlacementTest, PlacementOfMapsEveryConfigValue) {
+  EXPECT_EQ(PlacementOf(DataLoaderConfig::AUTO), WorkerPlacement::kAuto);
+  EXPECT_EQ(PlacementOf(DataLoaderConfig::PINNED), WorkerPlacement::kPinned);
+  EXPECT_EQ(PlacementOf(DataLoaderConfig::FLOATING),
+            WorkerPlacement::kFloating);
+}
+
 TEST(PipelinePlacementTest, WorkerPlacementComesFromTheConfig) {
   const std::vector<int> allowed = AllowedCpus();
   for (const char* placement : {"PINNED", "FLOATING"}) {
