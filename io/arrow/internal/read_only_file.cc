@@ -13,7 +13,12 @@
 namespace sluice::io::arrow::internal {
 
 void GrowWithoutShrinking(std::vector<std::byte>& buffer, size_t size) {
-  if (buffer.size() < size) buffer.resize(size);
+  if (buffer.size() >= size) return;
+  if (buffer.capacity() < size) {
+    buffer = std::vector<std::byte>();  // freed first: its memory may serve
+    buffer.reserve(size + size / 2);
+  }
+  buffer.resize(size);
 }
 
 std::span<std::byte> PageCongruentSpan(std::vector<std::byte>& buffer,

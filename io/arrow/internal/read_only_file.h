@@ -19,7 +19,11 @@ namespace sluice::io::arrow::internal {
 
 // Makes `buffer` at least `size` bytes long, never shorter: a recycled
 // buffer keeps its length, so a later, larger read does not pay for
-// zero-filling its tail again (std::vector::resize value-initializes).
+// zero-filling its tail again (std::vector::resize value-initializes). Its
+// contents are unspecified afterwards (callers read into it): a buffer too
+// small is replaced, not copied, by one with half again as much room, so
+// that a recycled buffer meeting reads of varying sizes (record
+// batches) grows once, not at every larger one.
 void GrowWithoutShrinking(std::vector<std::byte>& buffer, size_t size);
 
 // Grows `buffer` (never shrinks it: a recycled buffer is not zero-filled
