@@ -31,7 +31,10 @@
 //    scalar. uint64 (and lists of bool, uint16/32/64) are refused: the file
 //    is skipped (unsupported_column_type). Views share the record batch
 //    (keep_alive): no copy, and the batch's buffer is recycled for later
-//    reads once the last view of it is gone.
+//    reads once the last view of it is gone. So every row queued in the
+//    output (1024 by default) or held downstream keeps its whole batch in
+//    memory: for large rows (audio clips) give the output a small
+//    capacity (proto/examples/audio_eval.textproto: 64).
 //
 // 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
 //    `index` and `seed` int64 scalars. ROW_BLOCKS: ExampleBlocks instead
