@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -18,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "asio/co_spawn.hpp"
+#include "asio/this_coro.hpp"
 #include "engine/log.h"
 #include "engine/rank_shard.h"
 #include "engine/stable_hash.h"
@@ -294,6 +297,41 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
   co_return co_await SurveyStreamFormat(reader, std::move(path));
 }
 
+// Files surveyed at once: their reads overlap, so a data set of many files
+// starts about this many times sooner.
+constexpr size_t kSurveysAtOnce = 8;
+
+// SurveyFile of each of `paths`, in their order, up to kSurveysAtOnce
+// files at a time.
+asio::awaitable<std::vector<absl::StatusOr<FileSurvey>>> SurveyFiles(
+    io::AsyncFileReader& reader, const std::vector<std::string>& paths) {
+  std::vector<absl::StatusOr<FileSurvey>> surveys(paths.size());
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  // Indexes of finished surveys; every spawned survey sends one, whatever
+  // happens to it, so the loop below never waits for one that ended.
+  Channel<size_t> finished("surveys", kSurveysAtOnce);
+  size_t next = 0;
+  const auto spawn_next = [&] {
+    const size_t index = next++;
+    asio::co_spawn(
+        executor, SurveyFile(reader, paths[index]),
+        [&surveys, &finished, &paths, index](
+            std::exception_ptr error, absl::StatusOr<FileSurvey> survey) {
+          surveys[index] = error ? absl::InternalError(absl::StrCat(
+                                       paths[index], ": the survey failed"))
+                                 : std::move(survey);
+          size_t done = index;
+          finished.TrySend(done);
+        });
+  };
+  while (next < paths.size() && next < kSurveysAtOnce) spawn_next();
+  for (size_t done = 0; done < paths.size(); ++done) {
+    co_await finished.Receive();
+    if (next < paths.size()) spawn_next();
+  }
+  co_return surveys;
+}
+
 // The top-level columns of `plans` when every planned column is a
 // top-level column of fixed-size rows (block_rows reads); else none.
 std::vector<int> FixedRowColumns(
@@ -484,8 +522,11 @@ asio::awaitable<std::vector<std::string>> ArrowSource::Discover() {
 
 asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
   int64_t offset = 0;
-  for (std::string& path : paths) {
-    absl::StatusOr<FileSurvey> survey = co_await SurveyFile(*reader_, path);
+  std::vector<absl::StatusOr<FileSurvey>> surveys =
+      co_await SurveyFiles(*reader_, paths);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::string& path = paths[i];
+    absl::StatusOr<FileSurvey>& survey = surveys[i];
     if (!survey.ok()) {
       SkipFile(FileSkipReason(survey.status()),
                std::string(survey.status().message()));

@@ -1,6 +1,7 @@
 #include "stages/generic/arrow_source.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -169,6 +170,40 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
   // The files were just written: their pages are cached, copied at once.
   const DataLoaderMetricsProto metrics = loader.GetMetrics();
   EXPECT_GT(metrics.reads_from_page_cache(), 0u) << metrics.DebugString();
+}
+
+// The survey reads several files' metadata at once; the index still
+// follows the sorted paths, and damaged files among them are skipped.
+TEST_P(ArrowSourceBackendTest, ManyFilesSurveyedAtOnceKeepTheirOrder) {
+  TempDir dir;
+  int64_t first = 0;
+  for (int n = 0; n < 30; ++n) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "part-%02d", n);
+    if (n % 7 == 3) {
+      WriteFile(dir / (std::string(name) + ".arrow"), "not arrow");
+      continue;
+    }
+    const int64_t rows = 1 + n % 3;
+    WriteArrowFile(dir / (std::string(name) + ".arrow"), first, rows,
+                   /*batch_rows=*/2);
+    first += rows;
+  }
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 0, GetParam())));
+  loader.Start();
+  std::vector<int64_t> indexes;
+  while (std::optional<Example> example = Next(loader)) {
+    ExpectRowValues(*example);
+    indexes.push_back(Int64(*example, "index"));
+  }
+  std::vector<int64_t> expected(first);
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(indexes, expected);
+  loader.Stop();
+  const StageMetricProto totals = StageTotals(loader, "rows");
+  EXPECT_EQ(Skips(totals, "not_arrow"), 4u);
+  EXPECT_EQ(totals.arrow_source().dataset_files(), 26u);
 }
 
 INSTANTIATE_TEST_SUITE_P(IoBackends, ArrowSourceBackendTest,
