@@ -27,6 +27,7 @@
 #include "engine/status_macros.h"
 #include "io/arrow/arrow_file_reader.h"
 #include "io/arrow/arrow_stream_reader.h"
+#include "stages/generic/internal/arrow_buffer_pool.h"
 #include "stages/generic/internal/arrow_row_blocks.h"
 
 namespace sluice {
@@ -46,29 +47,6 @@ struct ArrowSource::DatasetFile {
   uint32_t number = 0;  // its place in the sorted data set
   // A resume found it gone or changed since the checkpoint: read as empty.
   bool gone = false;
-};
-
-// Recycled record batch buffers. Shared with the batches' deleters, which
-// may run on any thread after the stage is gone.
-class ArrowSource::BufferPool {
- public:
-  explicit BufferPool(size_t keep) : keep_(keep) {}
-  std::vector<std::byte> Take() {
-    std::lock_guard lock(mu_);
-    if (free_.empty()) return {};
-    std::vector<std::byte> buffer = std::move(free_.back());
-    free_.pop_back();
-    return buffer;
-  }
-  void Give(std::vector<std::byte> buffer) {
-    std::lock_guard lock(mu_);
-    if (free_.size() < keep_) free_.push_back(std::move(buffer));
-  }
-
- private:
-  const size_t keep_;
-  std::mutex mu_;
-  std::vector<std::vector<std::byte>> free_;
 };
 
 namespace {
@@ -454,8 +432,8 @@ ArrowSource::ArrowSource(const StageContext& context,
       // read plus those the output channel's items and as many again
       // downstream (a batcher's batches of views, a consumer) may hold, so
       // that steady state reuses warm buffers and allocates none.
-      pool_(std::make_shared<BufferPool>(config.readahead() +
-                                         2 * kOutputCapacity + 4)) {
+      pool_(std::make_shared<ArrowBufferPool>(config.readahead() +
+                                              2 * kOutputCapacity + 4)) {
   for (uint32_t i = 0; i < config.readahead(); ++i) {
     bool permit = true;
     permits_.TrySend(permit);
@@ -789,7 +767,7 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
     CountSkip("file_changed", extra);
     rows -= extra;
   }
-  std::shared_ptr<BufferPool> pool = pool_;
+  std::shared_ptr<ArrowBufferPool> pool = pool_;
   auto* owned = new RecordBatch(std::move(batch));
   LoadedBatch loaded{
       .batch = std::shared_ptr<const RecordBatch>(

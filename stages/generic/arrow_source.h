@@ -106,6 +106,8 @@
 
 namespace sluice {
 
+class ArrowBufferPool;
+
 class ArrowSource final : public Stage {
  public:
   // Validates the config (at least one column, unique field names, none
@@ -167,8 +169,6 @@ class ArrowSource final : public Stage {
     uint64_t pass = 0;
     uint64_t slot = 0;
   };
-  class BufferPool;
-
   ArrowSource(const StageContext& context, const ArrowSourceConfig& config,
               Channel<DiscoveredFile>* input);
   asio::awaitable<void> Read();
@@ -220,7 +220,7 @@ class ArrowSource final : public Stage {
   // batches in flight to `readahead`.
   Channel<LoadedBatch> batches_;
   Channel<bool> permits_;
-  std::shared_ptr<BufferPool> pool_;
+  std::shared_ptr<ArrowBufferPool> pool_;
   io::AsyncFileReader* reader_ = nullptr;
   // Sorted by path; written by the survey before any batch is read.
   std::vector<std::unique_ptr<DatasetFile>> dataset_;
