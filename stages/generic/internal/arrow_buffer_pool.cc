@@ -24,17 +24,14 @@ class IdleBuffers {
     return buffer;
   }
 
-  // Keeps `buffer` if it fits under kIdleBufferBytes; frees it otherwise.
+  // Keeps `buffer` if it fits under kIdleBufferBytes; frees it otherwise
+  // (on return, outside the lock).
   void Give(std::vector<std::byte> buffer) {
-    {
-      std::lock_guard lock(mu_);
-      if (bytes_ + buffer.capacity() <= kIdleBufferBytes) {
-        bytes_ += buffer.capacity();
-        buffers_.push_back(std::move(buffer));
-        return;
-      }
+    std::lock_guard lock(mu_);
+    if (bytes_ + buffer.capacity() <= kIdleBufferBytes) {
+      bytes_ += buffer.capacity();
+      buffers_.push_back(std::move(buffer));
     }
-    buffer = {};  // freed outside the lock
   }
 
   size_t bytes() {
@@ -69,14 +66,9 @@ std::vector<std::byte> ArrowBufferPool::Take() {
 }
 
 void ArrowBufferPool::Give(std::vector<std::byte> buffer) {
-  {
-    std::lock_guard lock(mu_);
-    if (free_.size() < keep_) {
-      free_.push_back(std::move(buffer));
-      return;
-    }
-  }
-  buffer = {};  // freed outside the lock
+  // A buffer not kept is freed on return, after the lock is released.
+  std::lock_guard lock(mu_);
+  if (free_.size() < keep_) free_.push_back(std::move(buffer));
 }
 
 size_t ArrowBufferPool::IdleBytes() { return IdleBuffers::Get().bytes(); }

@@ -134,6 +134,25 @@ void ExpectRowValues(const Example& example) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(vec->data<float>()[k], VecValue(i, k));
 }
 
+// Every example of an EVAL run until the output ends, each checked against
+// the formula and its seed 0; their indexes in arrival order.
+std::vector<int64_t> EvalIndexes(DataLoader& loader) {
+  std::vector<int64_t> indexes;
+  while (std::optional<Example> example = Next(loader)) {
+    ExpectRowValues(*example);
+    EXPECT_EQ(Int64(*example, "seed"), 0);
+    indexes.push_back(Int64(*example, "index"));
+  }
+  return indexes;
+}
+
+// 0, 1, ..., count - 1.
+std::vector<int64_t> IndexesUpTo(int64_t count) {
+  std::vector<int64_t> indexes(count);
+  std::iota(indexes.begin(), indexes.end(), 0);
+  return indexes;
+}
+
 uint64_t Skips(const StageMetricProto& metrics, const std::string& reason) {
   for (const SkipCountProto& skip : metrics.skipped()) {
     if (skip.reason() == reason) return skip.count();
@@ -149,15 +168,7 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 5, GetParam())));
   loader.Start();
-  std::vector<int64_t> indexes;
-  while (std::optional<Example> example = Next(loader)) {
-    ExpectRowValues(*example);
-    EXPECT_EQ(Int64(*example, "seed"), 0);
-    indexes.push_back(Int64(*example, "index"));
-  }
-  std::vector<int64_t> expected(kTotalRows);
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(indexes, expected);
+  EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(kTotalRows));
   loader.Stop();
   const StageMetricProto totals = StageTotals(loader, "rows");
   EXPECT_EQ(totals.arrow_source().rows_emitted(), kTotalRows);
@@ -192,14 +203,7 @@ TEST_P(ArrowSourceBackendTest, ManyFilesSurveyedAtOnceKeepTheirOrder) {
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 0, GetParam())));
   loader.Start();
-  std::vector<int64_t> indexes;
-  while (std::optional<Example> example = Next(loader)) {
-    ExpectRowValues(*example);
-    indexes.push_back(Int64(*example, "index"));
-  }
-  std::vector<int64_t> expected(first);
-  std::iota(expected.begin(), expected.end(), 0);
-  EXPECT_EQ(indexes, expected);
+  EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(first));
   loader.Stop();
   const StageMetricProto totals = StageTotals(loader, "rows");
   EXPECT_EQ(Skips(totals, "not_arrow"), 4u);
@@ -271,12 +275,7 @@ TEST(ArrowSourceTest, IndexIsStableWhateverTheDiscoveryOrder) {
     DataLoader loader(CreateStage);
     loader.Configure(ParseConfig(Config(dir.path(), "EVAL")));
     loader.Start();
-    int64_t expected = 0;
-    while (std::optional<Example> example = Next(loader)) {
-      EXPECT_EQ(Int64(*example, "index"), expected++);
-      ExpectRowValues(*example);
-    }
-    EXPECT_EQ(expected, 10);
+    EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(10));
   }
 }
 
@@ -533,12 +532,7 @@ TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
   loader.Configure(
       ParseConfig(Config(dir.path(), "EVAL", 0, true, "max_value_bytes: 16")));
   loader.Start();
-  std::vector<int64_t> indexes;
-  while (std::optional<Example> example = Next(loader)) {
-    ExpectRowValues(*example);
-    indexes.push_back(Int64(*example, "index"));
-  }
-  EXPECT_EQ(indexes, (std::vector<int64_t>{0, 1, 3, 5, 7, 8, 9}));
+  EXPECT_EQ(EvalIndexes(loader), (std::vector<int64_t>{0, 1, 3, 5, 7, 8, 9}));
   loader.Stop();
   const StageMetricProto totals = StageTotals(loader, "rows");
   EXPECT_EQ(Skips(totals, "unknown_file_type"), 1u);
