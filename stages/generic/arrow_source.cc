@@ -20,7 +20,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "asio/co_spawn.hpp"
+#include "asio/post.hpp"
 #include "asio/this_coro.hpp"
+#include "asio/use_awaitable.hpp"
 #include "engine/log.h"
 #include "engine/rank_shard.h"
 #include "engine/stable_hash.h"
@@ -57,6 +59,8 @@ constexpr std::string_view kIndexField = "index";
 // kept up to 27 blocks of 1 MiB in flight (4 on one thread), each a fresh
 // buffer whose first touch costs 256 page faults.
 constexpr uint32_t kOutputCapacity = 4;
+// Row blocks read at once, at most (one per worker thread).
+constexpr size_t kMaxBlockReadsAtOnce = 4;
 constexpr std::string_view kSeedField = "seed";
 constexpr uint32_t kMaxBlockRows = 1 << 20;
 
@@ -310,6 +314,20 @@ asio::awaitable<std::vector<absl::StatusOr<FileSurvey>>> SurveyFiles(
   co_return surveys;
 }
 
+// ReadColumnRows into a buffer of `pool`, begun from the executor's queue
+// (co_spawn would begin it on the spawning thread) so that another worker
+// thread may run it; sets `*home` to the buffer's home before it reads.
+asio::awaitable<absl::StatusOr<RecordBatch>> ReadColumnRowsElsewhere(
+    const arrow::ArrowFileReader& reader,
+    const arrow::ArrowFileReader::ColumnLayout& layout, int64_t first_row,
+    int64_t rows, ArrowBufferPool& pool, unsigned* home) {
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  co_await asio::post(executor, asio::use_awaitable);
+  *home = ArrowBufferPool::CurrentHome();
+  co_return co_await reader.ReadColumnRows(layout, first_row, rows,
+                                           pool.Take(*home));
+}
+
 // The top-level columns of `plans` when every planned column is a
 // top-level column of fixed-size rows (block_rows reads); else none.
 std::vector<int> FixedRowColumns(
@@ -444,6 +462,8 @@ ArrowSource::~ArrowSource() = default;
 
 void ArrowSource::Start(const StageRuntime& runtime) {
   reader_ = &runtime.executor->file_reader();
+  block_reads_at_once_ =
+      std::clamp<size_t>(runtime.executor->threads(), 1, kMaxBlockReadsAtOnce);
   // block_rows: as configured, else what the consumer asks for.
   block_rows_ = config_.block_rows();
   if (block_rows_ == 0 && block_output_ != nullptr) {
@@ -648,8 +668,9 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
     }
     for (int i = 0; i < batches.num_record_batches(); ++i) {
       if (!co_await permits_.Receive(load_meter())) co_return false;
+      const unsigned home = ArrowBufferPool::CurrentHome();
       absl::StatusOr<RecordBatch> batch =
-          co_await batches.ReadRecordBatch(i, pool_->Take());
+          co_await batches.ReadRecordBatch(i, pool_->Take(home));
       if (!batch.ok()) {
         bool permit = true;
         permits_.TrySend(permit);
@@ -657,7 +678,7 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
         co_return true;
       }
       const int64_t rows = batch->num_rows();
-      if (!co_await Deliver(*std::move(batch), file, row, read)) {
+      if (!co_await Deliver(*std::move(batch), home, file, row, read)) {
         co_return false;
       }
       row += rows;
@@ -673,8 +694,9 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
   if (!schema_matches((*reader)->schema())) co_return true;
   while (true) {
     if (!co_await permits_.Receive(load_meter())) co_return false;
+    const unsigned home = ArrowBufferPool::CurrentHome();
     absl::StatusOr<std::optional<RecordBatch>> batch =
-        co_await (*reader)->Next(pool_->Take());
+        co_await (*reader)->Next(pool_->Take(home));
     if (!batch.ok() || !batch->has_value()) {
       bool permit = true;
       permits_.TrySend(permit);
@@ -682,7 +704,7 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
       co_return true;
     }
     const int64_t rows = (*batch)->num_rows();
-    if (!co_await Deliver(std::move(**batch), file, row, read)) {
+    if (!co_await Deliver(std::move(**batch), home, file, row, read)) {
       co_return false;
     }
     row += rows;
@@ -702,33 +724,99 @@ asio::awaitable<bool> ArrowSource::ReadRowBlocks(
          layout.first_rows[batches_done + 1] <= from_row) {
     ++batches_done;
   }
-  for (int64_t row = from_row; row < rows;) {
-    if (!co_await permits_.Receive(load_meter())) co_return false;
-    const int64_t take = std::min(block - block_phase_, rows - row);
-    absl::StatusOr<RecordBatch> batch =
-        co_await reader.ReadColumnRows(layout, row, take, pool_->Take());
-    if (!batch.ok()) {
+  // Up to block_reads_at_once_ blocks are read at once, each by a
+  // coroutine of its own that any worker thread may run, and delivered in
+  // row order: on a warm page cache every core copies. Reads go into slot
+  // (block number % reads at once); `finished` carries a slot when its read
+  // is done.
+  struct BlockRead {
+    int64_t row = 0;
+    int64_t take = 0;
+    absl::StatusOr<RecordBatch> batch = absl::UnknownError("not read");
+    bool done = false;  // the reading coroutine's view of `batch`
+    unsigned home = 0;  // the buffer's (ArrowBufferPool)
+  };
+  const size_t at_once = block_reads_at_once_;
+  std::vector<BlockRead> slots(at_once);
+  Channel<size_t> finished("block reads", at_once);
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  int64_t next_row = from_row;
+  int64_t phase = block_phase_;
+  uint64_t started = 0;
+  uint64_t delivered = 0;
+  bool reading = true;   // neither stopping nor past a failed read
+  bool stopped = false;  // the stage is stopping
+  while (true) {
+    while (reading && next_row < rows && started - delivered < at_once) {
+      if (!co_await permits_.Receive(load_meter())) {
+        reading = false;
+        stopped = true;
+        break;
+      }
+      const size_t index = started++ % at_once;
+      BlockRead& slot = slots[index];
+      slot.row = next_row;
+      slot.take = std::min(block - phase, rows - next_row);
+      slot.done = false;
+      phase = (phase + slot.take) % block;
+      next_row += slot.take;
+      if (at_once == 1) {
+        // One thread: read here, without a hop through the executor.
+        slot.home = ArrowBufferPool::CurrentHome();
+        slot.batch = co_await reader.ReadColumnRows(layout, slot.row, slot.take,
+                                                    pool_->Take(slot.home));
+        slot.done = true;
+        continue;
+      }
+      asio::co_spawn(
+          executor,
+          ReadColumnRowsElsewhere(reader, layout, slot.row, slot.take, *pool_,
+                                  &slot.home),
+          [&slots, &finished, index](std::exception_ptr error,
+                                     absl::StatusOr<RecordBatch> batch) {
+            slots[index].batch =
+                error ? absl::InternalError("read failed") : std::move(batch);
+            size_t done = index;
+            finished.TrySend(done);
+          });
+    }
+    if (delivered == started) break;
+    BlockRead& front = slots[delivered++ % at_once];
+    while (!front.done) {
+      const std::optional<size_t> done = co_await finished.Receive();
+      slots[*done].done = true;
+    }
+    if (!reading || !front.batch.ok()) {
+      // Stopping, or after a failed read: the rest of the file is not
+      // delivered; each read's buffer and permit go back.
+      if (reading) {
+        SkipFile(FileSkipReason(front.batch.status()),
+                 std::string(front.batch.status().message()));
+        reading = false;
+      }
+      if (front.batch.ok()) {
+        pool_->Give(std::move(*front.batch).TakeBuffer(), front.home);
+      }
       bool permit = true;
       permits_.TrySend(permit);
-      SkipFile(FileSkipReason(batch.status()),
-               std::string(batch.status().message()));
-      co_return true;
+      continue;
     }
-    int finished = 0;
+    int finished_batches = 0;
     while (batches_done + 1 < layout.first_rows.size() &&
-           layout.first_rows[batches_done + 1] <= row + take) {
+           layout.first_rows[batches_done + 1] <= front.row + front.take) {
       ++batches_done;
-      ++finished;
+      ++finished_batches;
     }
-    if (!co_await Deliver(*std::move(batch), file, row, read, finished)) {
-      co_return false;
+    if (!co_await Deliver(*std::move(front.batch), front.home, file, front.row,
+                          read, finished_batches)) {
+      reading = false;
+      stopped = true;
     }
-    row += take;
   }
-  co_return true;
+  co_return !stopped;
 }
 
-asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
+asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch, unsigned home,
                                            const DatasetFile* file,
                                            int64_t first_row,
                                            const FileRead& read,
@@ -746,7 +834,7 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
   if ((only_rows && only_rows->empty()) ||
       first_row + batch.num_rows() <= read.from_row) {
     // Nothing of it is wanted: its permit goes back at once.
-    pool_->Give(std::move(batch).TakeBuffer());
+    pool_->Give(std::move(batch).TakeBuffer(), home);
     bool permit = true;
     permits_.TrySend(permit);
     co_return true;
@@ -772,8 +860,9 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch,
   LoadedBatch loaded{
       .batch = std::shared_ptr<const RecordBatch>(
           owned,
-          [pool](const RecordBatch* done) {
-            pool->Give(std::move(*const_cast<RecordBatch*>(done)).TakeBuffer());
+          [pool, home](const RecordBatch* done) {
+            pool->Give(std::move(*const_cast<RecordBatch*>(done)).TakeBuffer(),
+                       home);
             delete done;
           }),
       .file = file,

@@ -1,5 +1,7 @@
 #include "stages/generic/internal/arrow_buffer_pool.h"
 
+#include <sched.h>
+
 #include <utility>
 
 namespace sluice {
@@ -48,27 +50,39 @@ class IdleBuffers {
 }  // namespace
 
 ArrowBufferPool::~ArrowBufferPool() {
-  for (std::vector<std::byte>& buffer : free_) {
-    if (buffer.capacity() > 0) IdleBuffers::Get().Give(std::move(buffer));
+  for (std::vector<std::vector<std::byte>>& buffers : free_) {
+    for (std::vector<std::byte>& buffer : buffers) {
+      if (buffer.capacity() > 0) IdleBuffers::Get().Give(std::move(buffer));
+    }
   }
 }
 
-std::vector<std::byte> ArrowBufferPool::Take() {
+std::vector<std::byte> ArrowBufferPool::Take(unsigned home) {
   {
     std::lock_guard lock(mu_);
-    if (!free_.empty()) {
-      std::vector<std::byte> buffer = std::move(free_.back());
-      free_.pop_back();
+    for (unsigned i = 0; i < kHomes && kept_ > 0; ++i) {
+      std::vector<std::vector<std::byte>>& buffers = free_[(home + i) % kHomes];
+      if (buffers.empty()) continue;
+      std::vector<std::byte> buffer = std::move(buffers.back());
+      buffers.pop_back();
+      --kept_;
       return buffer;
     }
   }
   return IdleBuffers::Get().Take();
 }
 
-void ArrowBufferPool::Give(std::vector<std::byte> buffer) {
+void ArrowBufferPool::Give(std::vector<std::byte> buffer, unsigned home) {
   // A buffer not kept is freed on return, after the lock is released.
   std::lock_guard lock(mu_);
-  if (free_.size() < keep_) free_.push_back(std::move(buffer));
+  if (kept_ >= keep_) return;
+  free_[home % kHomes].push_back(std::move(buffer));
+  ++kept_;
+}
+
+unsigned ArrowBufferPool::CurrentHome() {
+  const int cpu = sched_getcpu();
+  return cpu < 0 ? 0 : static_cast<unsigned>(cpu);
 }
 
 size_t ArrowBufferPool::IdleBytes() { return IdleBuffers::Get().bytes(); }

@@ -1,12 +1,17 @@
 #include "stages/generic/arrow_source.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -15,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
+#include "io/async_file_reader.h"
 #include "stages/stage_factory.h"
 #include "tests/io/arrow/ipc_test_writer.h"
 #include "tests/testing/pipeline_test_util.h"
@@ -407,25 +413,103 @@ TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
   TempDir dir;
   WriteArrowFile(dir / "a.arrow", 0, 10, 4);   // record batches 4, 4, 2
   WriteArrowFile(dir / "b.arrow", 10, 13, 5);  // 5, 5, 3
-  const auto config = [&](const std::string& extra) {
-    return "stage { name: 'files' file_path_provider { directory: '" +
-           dir.path() +
-           "' mode: ONCE } }"
-           " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
-           " output: ROW_BLOCKS column { name: 'vec' } column { name: "
-           "'label' } " +
-           extra + " } }";
-  };
-  uint64_t record_batches = 0;
-  EXPECT_EQ(BlockSizes(config(""), &record_batches),
-            (std::vector<int64_t>{4, 4, 2, 5, 5, 3}));
-  EXPECT_EQ(record_batches, 6u);
-  // Blocks end on multiples of 4 rows of the stream, across the files'
-  // record batches; b.arrow's first block completes the 4 rows a.arrow
-  // began.
-  EXPECT_EQ(BlockSizes(config("block_rows: 4"), &record_batches),
-            (std::vector<int64_t>{4, 4, 2, 2, 4, 4, 3}));
-  EXPECT_EQ(record_batches, 6u);
+  // One thread reads one block at a time; four read up to four at once
+  // (readahead 8), delivered in row order all the same.
+  for (const char* threads : {"1", "4"}) {
+    SCOPED_TRACE(threads);
+    const auto config = [&](const std::string& extra) {
+      return std::string("worker_threads: ") + threads +
+             " stage { name: 'files' file_path_provider { directory: '" +
+             dir.path() +
+             "' mode: ONCE } }"
+             " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
+             " output: ROW_BLOCKS readahead: 8 column { name: 'vec' } column "
+             "{ name: 'label' } " +
+             extra + " } }";
+    };
+    uint64_t record_batches = 0;
+    EXPECT_EQ(BlockSizes(config(""), &record_batches),
+              (std::vector<int64_t>{4, 4, 2, 5, 5, 3}));
+    EXPECT_EQ(record_batches, 6u);
+    // Blocks end on multiples of 4 rows of the stream, across the files'
+    // record batches; b.arrow's first block completes the 4 rows a.arrow
+    // began.
+    EXPECT_EQ(BlockSizes(config("block_rows: 4"), &record_batches),
+              (std::vector<int64_t>{4, 4, 2, 2, 4, 4, 3}));
+    EXPECT_EQ(record_batches, 6u);
+    EXPECT_EQ(BlockSizes(config("block_rows: 3"), &record_batches),
+              (std::vector<int64_t>{3, 3, 3, 1, 2, 3, 3, 3, 2}));
+    EXPECT_EQ(record_batches, 6u);
+  }
+}
+
+// The file and offset whose reads fail while installed.
+struct PoisonedRead {
+  std::string path;
+  uint64_t offset = 0;
+};
+PoisonedRead* poisoned_read = nullptr;
+
+std::optional<int> FailPoisonedRead(int fd, uint64_t offset) {
+  if (offset != poisoned_read->offset) return std::nullopt;
+  std::error_code error;
+  const std::filesystem::path target = std::filesystem::read_symlink(
+      "/proc/self/fd/" + std::to_string(fd), error);
+  if (!error && target == poisoned_read->path) return EIO;
+  return std::nullopt;
+}
+
+// Where the 16 bytes of row `row`'s vec value sit in the file at `path`.
+uint64_t VecOffset(const std::string& path, int64_t row) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  float vec[4];
+  for (int k = 0; k < 4; ++k) vec[k] = VecValue(row, k);
+  const size_t at = bytes.find(
+      std::string_view(reinterpret_cast<const char*>(vec), sizeof vec));
+  EXPECT_NE(at, std::string::npos);
+  return at;
+}
+
+TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 40, 6);
+  WriteArrowFile(dir / "b.arrow", 40, 13, 5);
+  // The read of the block of rows 20..23 fails; up to four blocks are read
+  // at once, so later blocks of a.arrow may be read already: they are
+  // dropped, their buffers and permits returned, and b.arrow follows.
+  PoisonedRead poisoned{.path = dir / "a.arrow",
+                        .offset = VecOffset(dir / "a.arrow", 20)};
+  poisoned_read = &poisoned;
+  io::AsyncFileReader::SetFaultInjectorForTesting(FailPoisonedRead);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "worker_threads: 4 stage { name: 'files' file_path_provider { "
+      "directory: '" +
+      dir.path() +
+      "' mode: ONCE } }"
+      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
+      " output: ROW_BLOCKS block_rows: 4 readahead: 8 column { name: 'vec' }"
+      " column { name: 'label' } } }"));
+  loader.Start();
+  std::vector<int64_t> labels;
+  while (true) {
+    auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+    if (!got.item) break;
+    const BlockColumn* label = got.item->Find("label");
+    ASSERT_NE(label, nullptr);
+    for (int64_t r = 0; r < got.item->rows(); ++r) {
+      labels.push_back(reinterpret_cast<const int64_t*>(label->data)[r]);
+    }
+  }
+  loader.Stop();
+  io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
+  std::vector<int64_t> expected;
+  for (int64_t i = 0; i < 20; ++i) expected.push_back(10 * i);
+  for (int64_t i = 40; i < 53; ++i) expected.push_back(10 * i);
+  EXPECT_EQ(labels, expected);
+  EXPECT_EQ(Skips(StageTotals(loader, "rows"), "read_error"), 1u);
 }
 
 TEST(ArrowSourceTest, ABatcherAfterTheSourceGetsEveryBatchAsAView) {
@@ -591,6 +675,28 @@ TEST(ArrowSourceTest, StopWhileTrainingReturns) {
   loader.Start();
   ASSERT_TRUE(Next(loader).has_value());
   loader.Stop();  // the emitter is blocked on a full output
+}
+
+TEST(ArrowSourceTest, StopWhileReadingBlocksAtOnceReturns) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 400, 7);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "worker_threads: 4 stage { name: 'files' file_path_provider { "
+      "directory: '" +
+      dir.path() +
+      "' mode: ONCE } }"
+      " stage { name: 'rows' input: 'files' arrow_source { mode: TRAIN"
+      " output: ROW_BLOCKS block_rows: 4 readahead: 8 column { name: 'vec' "
+      "} } }"));
+  loader.Start();
+  for (int i = 0; i < 50; ++i) {
+    auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+    ASSERT_TRUE(got.item.has_value());
+    EXPECT_EQ(got.item->rows(), 4);
+  }
+  loader.Stop();  // reads in flight, the output full
+  EXPECT_EQ(loader.GetMetrics().error(), "");
 }
 
 TEST(ArrowSourceTest, ConfigErrorsNameTheField) {
