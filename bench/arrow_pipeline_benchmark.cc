@@ -1,8 +1,9 @@
 // arrow_source -> batcher on generated Arrow files (a 1 KiB float32 column,
 // batches of 1024), page cache warm, against the raw pread rate of the same
 // files measured in the same run on as many threads as the pipeline has
-// (each thread preads whole files in 1 MiB blocks). Each run sits between
-// two raw reads (raw, run, raw) and is compared with their mean. The
+// (each thread preads whole files in 1 MiB blocks), and on one thread.
+// Each run sits between raw reads (raw, run, raw) and is compared with
+// their means. The
 // source hands the batcher row blocks (output: ROW_BLOCKS) on 1 and 2
 // threads, and, for comparison, one Example per row on the first thread
 // count. Block runs go once with the batcher in input order (the source
@@ -34,6 +35,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -224,24 +226,37 @@ int Run(const Options& options) {
   for (const PipelineRun& run : runs) {
     Pipeline(dir, run, data->rows, options.placement);
   }
-  // Per round, each run between two raw reads on as many threads as the
-  // run has (raw, run, raw): its ratio is taken against their mean, so
+  // Per round, each run between raw reads on as many threads as the run
+  // has and, for runs of more threads, on one thread too (raw, run, raw):
+  // its ratios are taken against the means of the reads around it, so
   // that a pass of either kind (35 ms per GB) caught by one of the host's
   // pauses does not set the ratio of a run measured at another moment.
   std::map<int, double> best_raw;
   std::vector<double> best(runs.size(), 1e9);
+  // Per run and round: against pread on the run's threads, on one thread.
   std::vector<std::vector<double>> ratios(runs.size());
+  std::vector<std::vector<double>> one_thread_ratios(runs.size());
+  const auto raw_reads = [&](int threads) {
+    std::pair<double, double> seconds;  // on `threads`, on one thread
+    seconds.first = RawRead(data->paths, threads);
+    seconds.second = threads == 1 ? seconds.first : RawRead(data->paths, 1);
+    for (const auto& [count, taken] :
+         {std::pair{threads, seconds.first}, std::pair{1, seconds.second}}) {
+      best_raw.try_emplace(count, 1e9);
+      best_raw[count] = std::min(best_raw[count], taken);
+    }
+    return seconds;
+  };
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t r = 0; r < runs.size(); ++r) {
-      const int threads = runs[r].threads;
-      const double raw_before = RawRead(data->paths, threads);
+      const auto before = raw_reads(runs[r].threads);
       const double seconds =
           Pipeline(dir, runs[r], data->rows, options.placement);
-      const double raw_after = RawRead(data->paths, threads);
-      best_raw.try_emplace(threads, 1e9);
-      best_raw[threads] = std::min({best_raw[threads], raw_before, raw_after});
+      const auto after = raw_reads(runs[r].threads);
       best[r] = std::min(best[r], seconds);
-      ratios[r].push_back((raw_before + raw_after) / 2 / seconds);
+      ratios[r].push_back((before.first + after.first) / 2 / seconds);
+      one_thread_ratios[r].push_back((before.second + after.second) / 2 /
+                                     seconds);
     }
   }
   const double gb = static_cast<double>(data->file_bytes) / 1e9;
@@ -250,35 +265,43 @@ int Run(const Options& options) {
       "batch, %.1f MB, warm; %d interleaved rounds\n",
       static_cast<long long>(data->rows), data->paths.size(),
       static_cast<long long>(options.rows_per_batch), gb * 1e3, options.rounds);
-  std::printf("%-34s %12s %9s %22s\n", "run (best round)", "rows/s", "GB/s",
-              "of pread, per round");
+  std::printf("%-34s %12s %9s %22s %22s\n", "run (best round)", "rows/s",
+              "GB/s", "of pread, same thr", "of pread, 1 thr");
   std::string json = absl::StrFormat(
       "{\"rows\":%d,\"rows_per_batch\":%d,\"file_bytes\":%d,"
       "\"raw_rows_per_second\":{",
       data->rows, options.rows_per_batch, data->file_bytes);
   for (const auto& [threads, seconds] : best_raw) {
-    std::printf("%-34s %12.0f %9.2f %22s\n",
+    std::printf("%-34s %12.0f %9.2f\n",
                 absl::StrCat("raw pread, 1 MiB, ", threads, " thr").c_str(),
-                data->rows / seconds, gb / seconds, "100%");
+                data->rows / seconds, gb / seconds);
     json += absl::StrFormat("%s\"%d\":%.0f",
                             threads == best_raw.begin()->first ? "" : ",",
                             threads, data->rows / seconds);
   }
   json += "},\"runs\":[";
+  const auto range = [](const std::vector<double>& values) {
+    const auto [low, high] = std::minmax_element(values.begin(), values.end());
+    return std::pair{*low, *high};
+  };
   for (size_t r = 0; r < runs.size(); ++r) {
-    const auto [low, high] =
-        std::minmax_element(ratios[r].begin(), ratios[r].end());
-    const std::string range =
-        absl::StrFormat("%.0f%% .. %.0f%%", 100 * *low, 100 * *high);
-    std::printf("%-34s %12.0f %9.2f %22s\n", runs[r].Name().c_str(),
-                data->rows / best[r], gb / best[r], range.c_str());
+    const auto [low, high] = range(ratios[r]);
+    const auto [one_low, one_high] = range(one_thread_ratios[r]);
+    std::printf(
+        "%-34s %12.0f %9.2f %22s %22s\n", runs[r].Name().c_str(),
+        data->rows / best[r], gb / best[r],
+        absl::StrFormat("%.0f%% .. %.0f%%", 100 * low, 100 * high).c_str(),
+        absl::StrFormat("%.0f%% .. %.0f%%", 100 * one_low, 100 * one_high)
+            .c_str());
     json += absl::StrFormat(
         "%s{\"threads\":%d,\"blocks\":%s,\"views_first\":%s,"
         "\"rows_per_second\":%.0f,"
-        "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f}",
+        "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f,"
+        "\"ratio_to_one_thread_pread_min\":%.3f,"
+        "\"ratio_to_one_thread_pread_max\":%.3f}",
         r == 0 ? "" : ",", runs[r].threads, runs[r].blocks ? "true" : "false",
-        runs[r].views_first ? "true" : "false", data->rows / best[r], *low,
-        *high);
+        runs[r].views_first ? "true" : "false", data->rows / best[r], low, high,
+        one_low, one_high);
   }
   std::printf("%s]}\n", json.c_str());
   std::filesystem::remove_all(dir);
