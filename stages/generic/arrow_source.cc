@@ -462,8 +462,11 @@ ArrowSource::~ArrowSource() = default;
 
 void ArrowSource::Start(const StageRuntime& runtime) {
   reader_ = &runtime.executor->file_reader();
-  block_reads_at_once_ =
-      std::clamp<size_t>(runtime.executor->threads(), 1, kMaxBlockReadsAtOnce);
+  // Each read in flight holds a permit: more reads than `readahead` would
+  // wait for a permit that only a delivered block gives back.
+  block_reads_at_once_ = std::clamp<size_t>(
+      std::min<size_t>(runtime.executor->threads(), config_.readahead()), 1,
+      kMaxBlockReadsAtOnce);
   // block_rows: as configured, else what the consumer asks for.
   block_rows_ = config_.block_rows();
   if (block_rows_ == 0 && block_output_ != nullptr) {
@@ -761,7 +764,7 @@ asio::awaitable<bool> ArrowSource::ReadRowBlocks(
       phase = (phase + slot.take) % block;
       next_row += slot.take;
       if (at_once == 1) {
-        // One thread: read here, without a hop through the executor.
+        // One at a time: read here, without a hop through the executor.
         slot.home = ArrowBufferPool::CurrentHome();
         slot.batch = co_await reader.ReadColumnRows(layout, slot.row, slot.take,
                                                     pool_->Take(slot.home));

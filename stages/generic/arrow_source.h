@@ -240,7 +240,8 @@ class ArrowSource final : public Stage {
   // Rows delivered modulo block_rows (the reading coroutine's): where the
   // output stream stands between two multiples of block_rows.
   int64_t block_phase_ = 0;
-  // Row blocks read at once: one per worker thread, up to a bound (Start).
+  // Row blocks read at once: one per worker thread, within `readahead` and
+  // a bound (Start).
   size_t block_reads_at_once_ = 1;
   // Checkpoints: a resume's state (set before Start), and the stream's
   // file reads not yet acknowledged (under checkpoint_mu_).

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "engine/data_loader.h"
@@ -414,17 +415,20 @@ TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
   WriteArrowFile(dir / "a.arrow", 0, 10, 4);   // record batches 4, 4, 2
   WriteArrowFile(dir / "b.arrow", 10, 13, 5);  // 5, 5, 3
   // One thread reads one block at a time; four read up to four at once
-  // (readahead 8), delivered in row order all the same.
-  for (const char* threads : {"1", "4"}) {
-    SCOPED_TRACE(threads);
+  // (readahead 8), or as many as `readahead` lets them (2 by default, 1),
+  // delivered in row order all the same.
+  for (const auto& [threads, readahead] :
+       {std::pair{"1", ""}, std::pair{"4", "readahead: 8"}, std::pair{"4", ""},
+        std::pair{"2", "readahead: 1"}}) {
+    SCOPED_TRACE(std::string(threads) + " " + readahead);
     const auto config = [&](const std::string& extra) {
       return std::string("worker_threads: ") + threads +
              " stage { name: 'files' file_path_provider { directory: '" +
              dir.path() +
              "' mode: ONCE } }"
              " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
-             " output: ROW_BLOCKS readahead: 8 column { name: 'vec' } column "
-             "{ name: 'label' } " +
+             " output: ROW_BLOCKS " +
+             readahead + " column { name: 'vec' } column { name: 'label' } " +
              extra + " } }";
     };
     uint64_t record_batches = 0;
