@@ -447,6 +447,17 @@ TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
   }
 }
 
+// Four worker threads reading blocks of 4 rows of the files in `dir`, up
+// to four at once (readahead 8), the columns given.
+std::string BlocksAtOnceConfig(const std::string& dir, const std::string& mode,
+                               const std::string& columns) {
+  return "worker_threads: 4 stage { name: 'files' file_path_provider { "
+         "directory: '" +
+         dir + "' mode: ONCE } } stage { name: 'rows' input: 'files' " +
+         "arrow_source { mode: " + mode +
+         " output: ROW_BLOCKS block_rows: 4 readahead: 8 " + columns + " } }";
+}
+
 // The file and offset whose reads fail while installed.
 struct PoisonedRead {
   std::string path;
@@ -488,14 +499,8 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
   poisoned_read = &poisoned;
   io::AsyncFileReader::SetFaultInjectorForTesting(FailPoisonedRead);
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(
-      "worker_threads: 4 stage { name: 'files' file_path_provider { "
-      "directory: '" +
-      dir.path() +
-      "' mode: ONCE } }"
-      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL"
-      " output: ROW_BLOCKS block_rows: 4 readahead: 8 column { name: 'vec' }"
-      " column { name: 'label' } } }"));
+  loader.Configure(ParseConfig(BlocksAtOnceConfig(
+      dir.path(), "EVAL", "column { name: 'vec' } column { name: 'label' }")));
   loader.Start();
   std::vector<int64_t> labels;
   while (true) {
@@ -686,13 +691,7 @@ TEST(ArrowSourceTest, StopWhileReadingBlocksAtOnceReturns) {
   WriteArrowFile(dir / "a.arrow", 0, 400, 7);
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(
-      "worker_threads: 4 stage { name: 'files' file_path_provider { "
-      "directory: '" +
-      dir.path() +
-      "' mode: ONCE } }"
-      " stage { name: 'rows' input: 'files' arrow_source { mode: TRAIN"
-      " output: ROW_BLOCKS block_rows: 4 readahead: 8 column { name: 'vec' "
-      "} } }"));
+      BlocksAtOnceConfig(dir.path(), "TRAIN", "column { name: 'vec' }")));
   loader.Start();
   for (int i = 0; i < 50; ++i) {
     auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
