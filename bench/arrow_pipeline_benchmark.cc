@@ -3,12 +3,11 @@
 // files measured in the same run on as many threads as the pipeline has
 // (each thread preads whole files in 1 MiB blocks), and on one thread.
 // Each run sits between raw reads (raw, run, raw) and is compared with
-// their means. The
-// source hands the batcher row blocks (output: ROW_BLOCKS) on 1 and 2
-// threads, and, for comparison, one Example per row on the first thread
-// count. Block runs go once with the batcher in input order (the source
-// then cuts its blocks on the batcher's batch boundaries, reading each
-// batch's rows straight into one buffer) and once with `block_order:
+// their means. The source hands the batcher row blocks (output:
+// ROW_BLOCKS) on 1 and 2 threads, and, for comparison, one Example per row
+// on the first thread count. Block runs go once with the batcher in input order
+// (the source then cuts its blocks on the batcher's batch boundaries, reading
+// each batch's rows straight into one buffer) and once with `block_order:
 // VIEWS_FIRST`. Record batches of --rows-per-batch rows: 1024 (the
 // default), or 1000 (what Hugging Face datasets writes). The files are
 // written, flushed and dropped from the page cache, then read once: the
@@ -242,8 +241,8 @@ int Run(const Options& options) {
     seconds.second = threads == 1 ? seconds.first : RawRead(data->paths, 1);
     for (const auto& [count, taken] :
          {std::pair{threads, seconds.first}, std::pair{1, seconds.second}}) {
-      best_raw.try_emplace(count, 1e9);
-      best_raw[count] = std::min(best_raw[count], taken);
+      double& best_so_far = best_raw.try_emplace(count, taken).first->second;
+      best_so_far = std::min(best_so_far, taken);
     }
     return seconds;
   };

@@ -474,6 +474,24 @@ std::optional<int> FailPoisonedRead(int fd, uint64_t offset) {
   return std::nullopt;
 }
 
+// Fails the reads of `read` for its lifetime (also when a test ends early).
+class PoisonedReadScope {
+ public:
+  explicit PoisonedReadScope(PoisonedRead read) : read_(std::move(read)) {
+    poisoned_read = &read_;
+    io::AsyncFileReader::SetFaultInjectorForTesting(FailPoisonedRead);
+  }
+  ~PoisonedReadScope() {
+    io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
+    poisoned_read = nullptr;
+  }
+  PoisonedReadScope(const PoisonedReadScope&) = delete;
+  PoisonedReadScope& operator=(const PoisonedReadScope&) = delete;
+
+ private:
+  PoisonedRead read_;
+};
+
 // Where the 16 bytes of row `row`'s vec value sit in the file at `path`.
 uint64_t VecOffset(const std::string& path, int64_t row) {
   std::ifstream in(path, std::ios::binary);
@@ -494,10 +512,8 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
   // The read of the block of rows 20..23 fails; up to four blocks are read
   // at once, so later blocks of a.arrow may be read already: they are
   // dropped, their buffers and permits returned, and b.arrow follows.
-  PoisonedRead poisoned{.path = dir / "a.arrow",
-                        .offset = VecOffset(dir / "a.arrow", 20)};
-  poisoned_read = &poisoned;
-  io::AsyncFileReader::SetFaultInjectorForTesting(FailPoisonedRead);
+  const PoisonedReadScope poisoned(
+      {.path = dir / "a.arrow", .offset = VecOffset(dir / "a.arrow", 20)});
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(BlocksAtOnceConfig(
       dir.path(), "EVAL", "column { name: 'vec' } column { name: 'label' }")));
@@ -513,7 +529,6 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
     }
   }
   loader.Stop();
-  io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
   std::vector<int64_t> expected;
   for (int64_t i = 0; i < 20; ++i) expected.push_back(10 * i);
   for (int64_t i = 40; i < 53; ++i) expected.push_back(10 * i);
