@@ -3,18 +3,24 @@
 // files measured in the same run on as many threads as the pipeline has
 // (each thread preads whole files in 1 MiB blocks), and on one thread.
 // Each run sits between raw reads (raw, run, raw) and is compared with
-// their means. The source hands the batcher row blocks (output:
-// ROW_BLOCKS) on 1 and 2 threads, and, for comparison, one Example per row
-// on the first thread count. Block runs go once with the batcher in input order
-// (the source then cuts its blocks on the batcher's batch boundaries, reading
-// each batch's rows straight into one buffer) and once with `block_order:
-// VIEWS_FIRST`. Record batches of --rows-per-batch rows: 1024 (the
-// default), or 1000 (what Hugging Face datasets writes). The files are
-// written, flushed and dropped from the page cache, then read once: the
-// page cache then holds them as a reader of existing data finds them
-// (filled by readahead, in large folios), not as the writer left them
-// (freshly written files read at 15-24 GB/s from one file to the next on
-// the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
+// their means. A run's rate is its steady rate, from its first batch to
+// its last; the time to the first batch (threads and rings started, every
+// file's record batches numbered) is printed beside it. Before each round
+// it probes how far apart the host runs the first two CPUs
+// (bench/cache_line_probe.h) and prints the range: two pread threads scale
+// differently on cores that share a cache and on cores that do not. The
+// source hands the
+// batcher row blocks (output: ROW_BLOCKS) on 1 and 2 threads, and, for
+// comparison, one Example per row on the first thread count. Block runs go once
+// with the batcher in input order (the source then cuts its blocks on the
+// batcher's batch boundaries, reading each batch's rows straight into one
+// buffer) and once with `block_order: VIEWS_FIRST`. Record batches of
+// --rows-per-batch rows: 1024 (the default), or 1000 (what Hugging Face
+// datasets writes). The files are written, flushed and dropped from the page
+// cache, then read once: the page cache then holds them as a reader of existing
+// data finds them (filled by readahead, in large folios), not as the writer
+// left them (freshly written files read at 15-24 GB/s from one file to the next
+// on the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
 // 2,000,000: 2.1 GB) long enough that the start of a run (threads, rings)
 // does not weigh on its rate; each pipeline runs once untimed first, so
 // that its read buffers are no longer fresh. Prints a table and one JSON
@@ -32,6 +38,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -42,6 +49,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/cache_line_probe.h"
 #include "bindings/cli/arrow_data.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
@@ -164,10 +172,15 @@ struct PipelineRun {
   }
 };
 
-// Seconds for one eval pass of arrow_source -> batcher; checks that every
-// row arrived.
-double Pipeline(const std::string& dir, const PipelineRun& run, int64_t rows,
-                const std::string& placement) {
+// One eval pass of a pipeline, timed.
+struct Pass {
+  double rows_per_second = 0;      // from the first batch to the last
+  double first_batch_seconds = 0;  // from Start() to the first batch
+};
+
+// One eval pass of arrow_source -> batcher; checks that every row arrived.
+Pass Pipeline(const std::string& dir, const PipelineRun& run, int64_t rows,
+              const std::string& placement) {
   const std::string text = absl::StrCat(
       "worker_threads: ", run.threads, " worker_placement: ", placement,
       " metrics_interval_seconds: 10\n"
@@ -187,16 +200,26 @@ double Pipeline(const std::string& dir, const PipelineRun& run, int64_t rows,
   const auto start = Clock::now();
   loader.Start();
   int64_t seen = 0;
+  int64_t first_batch_rows = 0;
+  Clock::time_point first_batch;
   while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    if (seen == 0) {
+      first_batch = Clock::now();
+      first_batch_rows = static_cast<int64_t>(batch->size());
+    }
     seen += static_cast<int64_t>(batch->size());
   }
-  const double seconds =
-      std::chrono::duration<double>(Clock::now() - start).count();
+  const Clock::time_point end = Clock::now();
   loader.Stop();
-  if (seen != rows) {
-    Die(absl::StrCat("the pipeline delivered ", seen, " of ", rows, " rows"));
+  if (seen != rows || seen == first_batch_rows) {
+    Die(absl::StrCat("the pipeline delivered ", seen, " of ", rows,
+                     " rows (a pass needs more than one batch)"));
   }
-  return seconds;
+  return Pass{.rows_per_second =
+                  static_cast<double>(seen - first_batch_rows) /
+                  std::chrono::duration<double>(end - first_batch).count(),
+              .first_batch_seconds =
+                  std::chrono::duration<double>(first_batch - start).count()};
 }
 
 int Run(const Options& options) {
@@ -231,7 +254,8 @@ int Run(const Options& options) {
   // that a pass of either kind (35 ms per GB) caught by one of the host's
   // pauses does not set the ratio of a run measured at another moment.
   std::map<int, double> best_raw;
-  std::vector<double> best(runs.size(), 1e9);
+  std::vector<double> best(runs.size(), 0);  // steady rows/s
+  std::vector<std::vector<double>> first_batch_ms(runs.size());
   // Per run and round: against pread on the run's threads, on one thread.
   std::vector<std::vector<double>> ratios(runs.size());
   std::vector<std::vector<double>> one_thread_ratios(runs.size());
@@ -246,30 +270,51 @@ int Run(const Options& options) {
     }
     return seconds;
   };
+  std::vector<double> probes;  // ns, before each round
   for (int round = 0; round < options.rounds; ++round) {
+    if (const std::optional<double> probe =
+            bench::CacheLineTransferOfFirstTwoCpus()) {
+      probes.push_back(*probe);
+    }
     for (size_t r = 0; r < runs.size(); ++r) {
       const auto before = raw_reads(runs[r].threads);
-      const double seconds =
-          Pipeline(dir, runs[r], data->rows, options.placement);
+      const Pass pass = Pipeline(dir, runs[r], data->rows, options.placement);
       const auto after = raw_reads(runs[r].threads);
-      best[r] = std::min(best[r], seconds);
-      ratios[r].push_back((before.first + after.first) / 2 / seconds);
-      one_thread_ratios[r].push_back((before.second + after.second) / 2 /
-                                     seconds);
+      best[r] = std::max(best[r], pass.rows_per_second);
+      first_batch_ms[r].push_back(pass.first_batch_seconds * 1e3);
+      const auto raw_rate = [&](double seconds_before, double seconds_after) {
+        return static_cast<double>(data->rows) /
+               ((seconds_before + seconds_after) / 2);
+      };
+      ratios[r].push_back(pass.rows_per_second /
+                          raw_rate(before.first, after.first));
+      one_thread_ratios[r].push_back(pass.rows_per_second /
+                                     raw_rate(before.second, after.second));
     }
   }
   const double gb = static_cast<double>(data->file_bytes) / 1e9;
+  std::optional<double> probe_min, probe_max;
+  if (!probes.empty()) {
+    probe_min = *std::min_element(probes.begin(), probes.end());
+    probe_max = *std::max_element(probes.begin(), probes.end());
+  }
   std::printf(
       "%lld rows (1 KiB float32 each) in %zu files, %lld rows per record "
-      "batch, %.1f MB, warm; %d interleaved rounds\n",
+      "batch, %.1f MB, warm; %d interleaved rounds; cache-line probe before "
+      "the rounds %s-%s ns\n",
       static_cast<long long>(data->rows), data->paths.size(),
-      static_cast<long long>(options.rows_per_batch), gb * 1e3, options.rounds);
-  std::printf("%-34s %12s %9s %22s %22s\n", "run (best round)", "rows/s",
-              "GB/s", "of pread, same thr", "of pread, 1 thr");
-  std::string json = absl::StrFormat(
-      "{\"rows\":%d,\"rows_per_batch\":%d,\"file_bytes\":%d,"
-      "\"raw_rows_per_second\":{",
-      data->rows, options.rows_per_batch, data->file_bytes);
+      static_cast<long long>(options.rows_per_batch), gb * 1e3, options.rounds,
+      bench::ProbeText(probe_min).c_str(), bench::ProbeText(probe_max).c_str());
+  std::printf("%-34s %12s %9s %22s %22s %16s\n", "run (best round)", "rows/s",
+              "GB/s", "of pread, same thr", "of pread, 1 thr", "1st batch, ms");
+  std::string json =
+      absl::StrFormat("{\"rows\":%d,\"rows_per_batch\":%d,\"file_bytes\":%d,",
+                      data->rows, options.rows_per_batch, data->file_bytes);
+  if (probe_min) {
+    json += absl::StrFormat("\"probe_ns_min\":%.1f,\"probe_ns_max\":%.1f,",
+                            *probe_min, *probe_max);
+  }
+  json += "\"raw_rows_per_second\":{";
   for (const auto& [threads, seconds] : best_raw) {
     std::printf("%-34s %12.0f %9.2f\n",
                 absl::StrCat("raw pread, 1 MiB, ", threads, " thr").c_str(),
@@ -286,21 +331,24 @@ int Run(const Options& options) {
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto [low, high] = range(ratios[r]);
     const auto [one_low, one_high] = range(one_thread_ratios[r]);
+    const auto [first_low, first_high] = range(first_batch_ms[r]);
     std::printf(
-        "%-34s %12.0f %9.2f %22s %22s\n", runs[r].Name().c_str(),
-        data->rows / best[r], gb / best[r],
+        "%-34s %12.0f %9.2f %22s %22s %16s\n", runs[r].Name().c_str(), best[r],
+        gb * best[r] / static_cast<double>(data->rows),
         absl::StrFormat("%.0f%% .. %.0f%%", 100 * low, 100 * high).c_str(),
         absl::StrFormat("%.0f%% .. %.0f%%", 100 * one_low, 100 * one_high)
-            .c_str());
+            .c_str(),
+        absl::StrFormat("%.1f .. %.1f", first_low, first_high).c_str());
     json += absl::StrFormat(
         "%s{\"threads\":%d,\"blocks\":%s,\"views_first\":%s,"
         "\"rows_per_second\":%.0f,"
         "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f,"
         "\"ratio_to_one_thread_pread_min\":%.3f,"
-        "\"ratio_to_one_thread_pread_max\":%.3f}",
+        "\"ratio_to_one_thread_pread_max\":%.3f,"
+        "\"first_batch_ms_min\":%.2f,\"first_batch_ms_max\":%.2f}",
         r == 0 ? "" : ",", runs[r].threads, runs[r].blocks ? "true" : "false",
-        runs[r].views_first ? "true" : "false", data->rows / best[r], low, high,
-        one_low, one_high);
+        runs[r].views_first ? "true" : "false", best[r], low, high, one_low,
+        one_high, first_low, first_high);
   }
   std::printf("%s]}\n", json.c_str());
   std::filesystem::remove_all(dir);

@@ -35,7 +35,10 @@
 // (voluntary: the thread waited; involuntary: it was preempted) and
 // migrations between cores, per 1000 batches' worth of positions, from
 // /proc/self/task/*; the CPU s per wall s of the thread that takes the
-// batches (the consumer); and the share of a core the co-runner got. Then a
+// batches (the consumer); the share of a core the co-runner got; and,
+// measured just before the case, how long a cache line takes to pass
+// between the workers' CPUs (bench/cache_line_probe.h: on a VM, whether the
+// host runs them on cores that share a cache). Then a
 // summary per case (min, median, max of the ratio; the pipeline's
 // throughput against its alone median) and one JSON line (prefixed
 // "JSON ").
@@ -59,11 +62,13 @@
 #include <fstream>
 #include <latch>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/cache_line_probe.h"
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
 #include "engine/pipeline.h"
@@ -348,6 +353,9 @@ struct Sample {
   Measurement bound;
   Measurement pipeline;
   double co_runner_share = 0;
+  // One-way cache-line transfer between the first two workers' CPUs just
+  // before the case (bench/cache_line_probe.h); nullopt if not measured.
+  std::optional<double> probe_ns;
   double ratio() const {
     return pipeline.positions_per_second / bound.positions_per_second;
   }
@@ -441,13 +449,21 @@ int Main(int argc, char** argv) {
       "batches' worth of positions\n\n",
       threads, pinned_text.c_str(), batches, kBatchSize,
       deterministic ? " (deterministic)" : "", threads);
-  std::printf("%-5s %-7s %11s %11s %6s  %-29s  %-29s  %s\n", "round", "case",
-              "pipeline/s", "bound/s", "ratio", "pipeline: cpu vol invol migr",
-              "bound: cpu vol invol migr", "co-runner core share");
+  std::printf("%-5s %-7s %8s %11s %11s %6s  %-29s  %-29s  %s\n", "round",
+              "case", "probe ns", "pipeline/s", "bound/s", "ratio",
+              "pipeline: cpu vol invol migr", "bound: cpu vol invol migr",
+              "co-runner core share");
+  const auto probe = [&pinned_cpus] {
+    return pinned_cpus.size() >= 2
+               ? sluice::bench::CacheLineTransferNanoseconds(pinned_cpus[0],
+                                                             pinned_cpus[1])
+               : sluice::bench::CacheLineTransferOfFirstTwoCpus();
+  };
   std::map<std::string, std::vector<Sample>> samples;
   for (int round = 0; round < rounds; ++round) {
     for (const Case& c : cases) {
       Sample sample;
+      sample.probe_ns = probe();
       CoRunnerProcess co_runner(c.co_runner);
       // Alternate which side goes first, so that neither always meets the
       // co-runner (or the page cache, or the host) fresher.
@@ -461,8 +477,10 @@ int Main(int argc, char** argv) {
       }
       sample.co_runner_share = co_runner.Stop();
       std::printf(
-          "%-5d %-7s %11.0f %11.0f %5.0f%%  %-29s %8.2f  %-29s  %.2f\n",
-          round + 1, c.name.c_str(), sample.pipeline.positions_per_second,
+          "%-5d %-7s %8s %11.0f %11.0f %5.0f%%  %-29s %8.2f  %-29s  %.2f\n",
+          round + 1, c.name.c_str(),
+          sluice::bench::ProbeText(sample.probe_ns).c_str(),
+          sample.pipeline.positions_per_second,
           sample.bound.positions_per_second, 100 * sample.ratio(),
           Describe(sample.pipeline).c_str(),
           sample.pipeline.consumer_cpu_seconds / sample.pipeline.seconds,
@@ -476,30 +494,41 @@ int Main(int argc, char** argv) {
     alone_rates.push_back(s.pipeline.positions_per_second);
   }
   const double alone = alone_rates.empty() ? 0 : Median(alone_rates);
-  std::printf("\n%-7s %23s %26s %28s %14s\n", "case", "ratio min/median/max",
-              "pipeline/s min/median/max", "pipeline vs alone (median)",
-              "co-runner share");
+  std::printf("\n%-7s %23s %26s %28s %14s %16s\n", "case",
+              "ratio min/median/max", "pipeline/s min/median/max",
+              "pipeline vs alone (median)", "co-runner share",
+              "probe ns min-max");
   std::string json =
       "{\"benchmark\":\"contention\",\"threads\":" + std::to_string(threads) +
       ",\"pinned\":" + (pinned_cpus.empty() ? "false" : "true") +
       ",\"rounds\":" + std::to_string(rounds);
   for (const Case& c : cases) {
-    std::vector<double> ratios, rates, shares;
+    std::vector<double> ratios, rates, shares, probes;
     for (const Sample& s : samples[c.name]) {
       ratios.push_back(s.ratio());
       rates.push_back(s.pipeline.positions_per_second);
       shares.push_back(s.co_runner_share);
+      if (s.probe_ns) probes.push_back(*s.probe_ns);
     }
+    std::optional<double> probe_min, probe_max;
+    if (!probes.empty()) {
+      probe_min = *std::min_element(probes.begin(), probes.end());
+      probe_max = *std::max_element(probes.begin(), probes.end());
+    }
+    std::string probe_range = sluice::bench::ProbeText(probe_min);
+    probe_range += '-';
+    probe_range += sluice::bench::ProbeText(probe_max);
     const double median_rate = Median(rates);
     const double vs_alone = alone > 0 ? median_rate / alone : 0;
     std::printf(
-        "%-7s %6.0f%% %6.0f%% %6.0f%%  %8.0f %8.0f %8.0f  %27.0f%% %14.2f\n",
+        "%-7s %6.0f%% %6.0f%% %6.0f%%  %8.0f %8.0f %8.0f  %27.0f%% %14.2f "
+        "%16s\n",
         c.name.c_str(), 100 * *std::min_element(ratios.begin(), ratios.end()),
         100 * Median(ratios),
         100 * *std::max_element(ratios.begin(), ratios.end()),
         *std::min_element(rates.begin(), rates.end()), median_rate,
         *std::max_element(rates.begin(), rates.end()), 100 * vs_alone,
-        Median(shares));
+        Median(shares), probe_range.c_str());
     const std::string key = ",\"" + c.name + "_";
     json += key + "ratio_median\":" + std::to_string(Median(ratios)) + key +
             "ratio_min\":" +
@@ -508,6 +537,10 @@ int Main(int argc, char** argv) {
             "positions_per_second_median\":" + std::to_string(median_rate) +
             key + "vs_alone\":" + std::to_string(vs_alone) + key +
             "co_runner_share\":" + std::to_string(Median(shares));
+    if (probe_min) {
+      json += key + "probe_ns_min\":" + std::to_string(*probe_min) + key +
+              "probe_ns_max\":" + std::to_string(*probe_max);
+    }
   }
   std::printf("JSON %s}\n", json.c_str());
   return 0;
