@@ -53,6 +53,7 @@
 #include "engine/channel_base.h"
 #include "engine/element_type.h"
 #include "engine/load_meter.h"
+#include "engine/ring_queue.h"
 #include "io/post_completion.h"
 
 namespace sluice {
@@ -476,8 +477,8 @@ class Channel final : public ChannelBase {
   // Held for a few hundred nanoseconds at a time by threads on different
   // cores: spun for before sleeping (engine/adaptive_mutex.h).
   mutable AdaptiveMutex mu_;
-  std::deque<T> buffer_;
-  uint64_t taken_ = 0;  // items received so far: the next one's position
+  RingQueue<T> buffer_;  // never frees while items pass (ring_queue.h)
+  uint64_t taken_ = 0;   // items received so far: the next one's position
   bool closed_ = false;
   // Invariants: receivers_ is non-empty only while buffer_ is empty;
   // senders_ is non-empty only while buffer_ is more than half full
