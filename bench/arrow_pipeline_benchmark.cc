@@ -8,23 +8,23 @@
 // file's record batches numbered) is printed beside it. Before each round
 // it probes how far apart the host runs the first two CPUs
 // (bench/cache_line_probe.h) and prints the range: two pread threads scale
-// differently on cores that share a cache and on cores that do not. The
-// source hands the
-// batcher row blocks (output: ROW_BLOCKS) on 1 and 2 threads, and, for
-// comparison, one Example per row on the first thread count. Block runs go once
-// with the batcher in input order (the source then cuts its blocks on the
-// batcher's batch boundaries, reading each batch's rows straight into one
-// buffer) and once with `block_order: VIEWS_FIRST`. Record batches of
-// --rows-per-batch rows: 1024 (the default), or 1000 (what Hugging Face
-// datasets writes). The files are written, flushed and dropped from the page
-// cache, then read once: the page cache then holds them as a reader of existing
-// data finds them (filled by readahead, in large folios), not as the writer
-// left them (freshly written files read at 15-24 GB/s from one file to the next
-// on the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
-// 2,000,000: 2.1 GB) long enough that the start of a run (threads, rings)
-// does not weigh on its rate; each pipeline runs once untimed first, so
-// that its read buffers are no longer fresh. Prints a table and one JSON
-// line.
+// differently on cores that share a cache and on cores that do not.
+//
+// The source hands the batcher row blocks (output: ROW_BLOCKS) on 1 and 2
+// threads, and, for comparison, one Example per row on the first thread
+// count. Block runs go once with the batcher in input order (the source
+// then cuts its blocks on the batcher's batch boundaries, reading each
+// batch's rows straight into one buffer) and once with `block_order:
+// VIEWS_FIRST`. Record batches of --rows-per-batch rows: 1024 (the
+// default), or 1000 (what Hugging Face datasets writes). The files are
+// written, flushed and dropped from the page cache, then read once: the
+// page cache then holds them as a reader of existing data finds them
+// (filled by readahead, in large folios), not as the writer left them
+// (freshly written files read at 15-24 GB/s from one file to the next on
+// the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
+// 2,000,000: 2.1 GB) long enough that a pass lasts tens of milliseconds;
+// each pipeline runs once untimed first, so that its read buffers are no
+// longer fresh. Prints a table and one JSON line.
 //
 //   out/release/bench/arrow_pipeline_benchmark [--rows N] [--rounds R]
 //       [--threads 1,2] [--rows-per-batch 1024]
@@ -293,26 +293,22 @@ int Run(const Options& options) {
     }
   }
   const double gb = static_cast<double>(data->file_bytes) / 1e9;
-  std::optional<double> probe_min, probe_max;
-  if (!probes.empty()) {
-    probe_min = *std::min_element(probes.begin(), probes.end());
-    probe_max = *std::max_element(probes.begin(), probes.end());
-  }
+  const bench::ProbeRange probe_range = bench::RangeOf(probes);
   std::printf(
       "%lld rows (1 KiB float32 each) in %zu files, %lld rows per record "
       "batch, %.1f MB, warm; %d interleaved rounds; cache-line probe before "
-      "the rounds %s-%s ns\n",
+      "the rounds %s ns\n",
       static_cast<long long>(data->rows), data->paths.size(),
       static_cast<long long>(options.rows_per_batch), gb * 1e3, options.rounds,
-      bench::ProbeText(probe_min).c_str(), bench::ProbeText(probe_max).c_str());
+      probe_range.Text().c_str());
   std::printf("%-34s %12s %9s %22s %22s %16s\n", "run (best round)", "rows/s",
               "GB/s", "of pread, same thr", "of pread, 1 thr", "1st batch, ms");
   std::string json =
       absl::StrFormat("{\"rows\":%d,\"rows_per_batch\":%d,\"file_bytes\":%d,",
                       data->rows, options.rows_per_batch, data->file_bytes);
-  if (probe_min) {
+  if (probe_range.min_ns) {
     json += absl::StrFormat("\"probe_ns_min\":%.1f,\"probe_ns_max\":%.1f,",
-                            *probe_min, *probe_max);
+                            *probe_range.min_ns, *probe_range.max_ns);
   }
   json += "\"raw_rows_per_second\":{";
   for (const auto& [threads, seconds] : best_raw) {

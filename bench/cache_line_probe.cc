@@ -1,11 +1,13 @@
 #include "bench/cache_line_probe.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <latch>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/worker_placement.h"
 
@@ -58,6 +60,17 @@ std::optional<double> CacheLineTransferOfFirstTwoCpus() {
 
 std::string ProbeText(std::optional<double> nanoseconds) {
   return nanoseconds ? absl::StrFormat("%.0f", *nanoseconds) : "-";
+}
+
+std::string ProbeRange::Text() const {
+  return absl::StrCat(ProbeText(min_ns), "-", ProbeText(max_ns));
+}
+
+ProbeRange RangeOf(const std::vector<double>& probes_ns) {
+  if (probes_ns.empty()) return {};
+  const auto [low, high] =
+      std::minmax_element(probes_ns.begin(), probes_ns.end());
+  return {.min_ns = *low, .max_ns = *high};
 }
 
 }  // namespace sluice::bench

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sluice::bench {
 
@@ -31,6 +32,17 @@ std::optional<double> CacheLineTransferOfFirstTwoCpus();
 
 // `nanoseconds` for a table: "53", or "-" for nullopt.
 std::string ProbeText(std::optional<double> nanoseconds);
+
+// The lowest and highest of several probes (both nullopt for none).
+struct ProbeRange {
+  std::optional<double> min_ns;
+  std::optional<double> max_ns;
+  // For a table: "42-213", or "---" for none.
+  std::string Text() const;
+};
+
+// The range of `probes_ns`.
+ProbeRange RangeOf(const std::vector<double>& probes_ns);
 
 }  // namespace sluice::bench
 

@@ -510,14 +510,8 @@ int Main(int argc, char** argv) {
       shares.push_back(s.co_runner_share);
       if (s.probe_ns) probes.push_back(*s.probe_ns);
     }
-    std::optional<double> probe_min, probe_max;
-    if (!probes.empty()) {
-      probe_min = *std::min_element(probes.begin(), probes.end());
-      probe_max = *std::max_element(probes.begin(), probes.end());
-    }
-    std::string probe_range = sluice::bench::ProbeText(probe_min);
-    probe_range += '-';
-    probe_range += sluice::bench::ProbeText(probe_max);
+    const sluice::bench::ProbeRange probe_range =
+        sluice::bench::RangeOf(probes);
     const double median_rate = Median(rates);
     const double vs_alone = alone > 0 ? median_rate / alone : 0;
     std::printf(
@@ -528,7 +522,7 @@ int Main(int argc, char** argv) {
         100 * *std::max_element(ratios.begin(), ratios.end()),
         *std::min_element(rates.begin(), rates.end()), median_rate,
         *std::max_element(rates.begin(), rates.end()), 100 * vs_alone,
-        Median(shares), probe_range.c_str());
+        Median(shares), probe_range.Text().c_str());
     const std::string key = ",\"" + c.name + "_";
     json += key + "ratio_median\":" + std::to_string(Median(ratios)) + key +
             "ratio_min\":" +
@@ -537,9 +531,9 @@ int Main(int argc, char** argv) {
             "positions_per_second_median\":" + std::to_string(median_rate) +
             key + "vs_alone\":" + std::to_string(vs_alone) + key +
             "co_runner_share\":" + std::to_string(Median(shares));
-    if (probe_min) {
-      json += key + "probe_ns_min\":" + std::to_string(*probe_min) + key +
-              "probe_ns_max\":" + std::to_string(*probe_max);
+    if (probe_range.min_ns) {
+      json += key + "probe_ns_min\":" + std::to_string(*probe_range.min_ns) +
+              key + "probe_ns_max\":" + std::to_string(*probe_range.max_ns);
     }
   }
   std::printf("JSON %s}\n", json.c_str());
