@@ -295,7 +295,8 @@ TEST(BatcherTest, LastBatchKeepDropAndPadRepeat) {
 
 TEST(BatcherTest, BatchBuffersAreRecycled) {
   std::shared_ptr<BatchBufferPool> pool;
-  DataLoader loader([&pool](const StageContext& context)
+  size_t output_capacity = 0;
+  DataLoader loader([&pool, &output_capacity](const StageContext& context)
                         -> absl::StatusOr<std::unique_ptr<Stage>> {
     if (context.name() == "source") {
       return FactoryWithExamples("source", XyExamples(400))(context);
@@ -303,6 +304,7 @@ TEST(BatcherTest, BatchBuffersAreRecycled) {
     absl::StatusOr<std::unique_ptr<Stage>> stage = CreateStage(context);
     if (stage.ok() && context.name() == "batcher") {
       pool = static_cast<Batcher*>(stage->get())->buffer_pool();
+      output_capacity = (*stage)->GetOutput("output")->capacity();
     }
     return stage;
   });
@@ -317,9 +319,10 @@ TEST(BatcherTest, BatchBuffersAreRecycled) {
   loader.Stop();
   EXPECT_EQ(batches, 100u);
   // Every buffer came back, and few were ever allocated: at most the output
-  // channel's 4, one held by a blocked send and one by the consumer.
+  // channel's, one held by a blocked send, one by the consumer and one
+  // being filled.
   EXPECT_GT(pool->allocated_buffers(), 0u);
-  EXPECT_LE(pool->allocated_buffers(), 7u);
+  EXPECT_LE(pool->allocated_buffers(), output_capacity + 3);
   EXPECT_EQ(pool->free_buffers(), pool->allocated_buffers());
   EXPECT_EQ(StageTotals(loader, "batcher").batcher().batch_buffer_bytes(),
             pool->allocated_buffers() * pool->bytes());
@@ -542,6 +545,32 @@ TEST(BatcherBlockTest, AMismatchedBlockSkipsAndCountsEveryRow) {
             BytesOf(std::vector<int64_t>{0, 1, 2, 8, 9}));
   EXPECT_EQ(SkippedByReason(totals),
             (std::map<std::string, uint64_t>{{"wrong_shape", 5}}));
+}
+
+// The output channel's capacity when the batcher's batches have
+// `example_floats` float32 values per example and `batch_size` examples.
+size_t OutputCapacity(int64_t example_floats, int batch_size) {
+  size_t capacity = 0;
+  DataLoader loader([&capacity](const StageContext& context)
+                        -> absl::StatusOr<std::unique_ptr<Stage>> {
+    if (context.name() == "source") {
+      return FactoryWithExamples("source", {})(context);
+    }
+    absl::StatusOr<std::unique_ptr<Stage>> stage = CreateStage(context);
+    if (stage.ok()) capacity = (*stage)->GetOutput("output")->capacity();
+    return stage;
+  });
+  loader.Configure(ParseConfig(Config(absl::StrCat(
+      "batch_size: ", batch_size,
+      " field { name: 'x' dtype: 'float32' shape: [", example_floats, "] }"))));
+  return capacity;
+}
+
+TEST(BatcherTest, OutputHoldsEightMiBOfBatchesFourToEightOfThem) {
+  EXPECT_EQ(OutputCapacity(2, 4), 8u);            // 32 bytes
+  EXPECT_EQ(OutputCapacity(256, 1024), 8u);       // 1 MiB
+  EXPECT_EQ(OutputCapacity(512, 1024), 4u);       // 2 MiB
+  EXPECT_EQ(OutputCapacity(80 * 3000, 256), 4u);  // 234 MiB
 }
 
 TEST(BatcherTest, ConfigErrorsNameStageAndField) {
