@@ -32,6 +32,12 @@
 // the thread count), which splits the gap to the ceiling into what the
 // stages' own work costs and what the engine costs; it too is measured on N
 // threads at once, which bounds the ratio any engine could reach here.
+// The parallel loops' threads are placed as the pipeline's workers are
+// (the config's worker_placement, AUTO: each pinned to a CPU of its own
+// where the machine allows, engine/worker_placement.h), so that both sides
+// run on the same CPUs: the host may put two vCPUs on cores that share a
+// cache or on cores that do not, and threads the scheduler moves between
+// them would make the bound, not the pipeline, pay for it.
 // Prints a table, then one JSON line (prefixed "JSON ").
 //
 // --ceiling-batches N (default 1) has the ceiling loops expand into N
@@ -60,6 +66,7 @@
 
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
+#include "engine/worker_placement.h"
 #include "io/gzip.h"
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
@@ -114,17 +121,36 @@ Ceiling MeasureCeilingOnce(const std::vector<std::string>& chunks,
   return ceiling;
 }
 
+// The CPUs the pipeline's `threads` workers are pinned to (empty: they
+// float); the parallel bound loops pin theirs alike.
+std::vector<int> WorkerCpus(unsigned threads) {
+  return PinnedCpus(WorkerPlacement::kAuto, threads, AllowedCpus(),
+                    ProcessNiceness());
+}
+
+// Pins the calling thread, the t-th of a parallel loop, where the pipeline's
+// t-th worker would be.
+void PlaceLikeWorker(unsigned t, const std::vector<int>& cpus) {
+  if (!cpus.empty() && !PinCurrentThread(cpus[t])) {
+    std::fprintf(stderr, "lc0_pipeline_benchmark: cannot pin to CPU %d\n",
+                 cpus[t]);
+    std::exit(1);
+  }
+}
+
 // `threads` copies of MeasureCeilingOnce at once, each with its own
 // `batches_in_turn` batches, started together: all their positions over the
-// slowest one's time.
+// slowest one's time. Threads placed as the pipeline's workers.
 Ceiling MeasureParallelCeilingOnce(const std::vector<std::string>& chunks,
                                    unsigned threads, int batches_in_turn) {
   std::vector<Ceiling> each(threads);
   std::latch ready(threads);
+  const std::vector<int> cpus = WorkerCpus(threads);
   {
     std::vector<std::jthread> workers;
     for (unsigned t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
+        PlaceLikeWorker(t, cpus);
         std::vector<TensorBatch> batches;
         for (int b = 0; b < batches_in_turn; ++b) {
           batches.push_back(PrefaultedBatch());
@@ -185,14 +211,18 @@ double MeasureStageWork(const std::vector<std::string>& chunks,
 // `threads` copies of MeasureStageWork run at once, each with its own
 // window: the sum of their rates. Over `threads` x the ceiling, this is the
 // ratio a pipeline whose engine cost nothing would reach on this machine.
+// Threads placed as the pipeline's workers.
 double MeasureParallelStageWork(const std::vector<std::string>& chunks,
                                 size_t window_frames, unsigned threads) {
   std::vector<double> each(threads);
+  const std::vector<int> cpus = WorkerCpus(threads);
   {
     std::vector<std::jthread> workers;
     for (unsigned t = 0; t < threads; ++t) {
-      workers.emplace_back(
-          [&, t] { each[t] = MeasureStageWork(chunks, window_frames); });
+      workers.emplace_back([&, t] {
+        PlaceLikeWorker(t, cpus);
+        each[t] = MeasureStageWork(chunks, window_frames);
+      });
     }
   }
   double total = 0;
