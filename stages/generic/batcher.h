@@ -25,7 +25,8 @@
 //   recycled buffers (engine/batch_buffer_pool.h): the buffer goes back when
 //   the batch's last owner drops it, so steady state allocates nothing.
 // - The output channel holds 8 MiB of batches, at least 4 and at most 8
-//   (batches of 1 MiB: 8; of 2 MiB or more: 4).
+//   (batches of 1 MiB: 8; of 2 MiB or more: 4), unless the stage's
+//   `output { name: "output" capacity: N }` sets it.
 // - Block input: the schema is matched once per block (a mismatch skips
 //   and counts all its rows, as it would each example); rows are copied a
 //   run at a time (one memcpy per field and run). A batch that lies wholly
