@@ -91,16 +91,23 @@ void ChunkUnpacker::Start(const StageRuntime& runtime) {
 }
 
 asio::awaitable<void> ChunkUnpacker::Work() {
-  std::string raw;
-  // Older records are up-converted here (V6 records are read in place),
-  // checked, then packed into a frame.
-  const auto scratch = std::make_unique_for_overwrite<V6TrainingRecord>();
-  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
-                        [&](const Chunk& chunk, std::vector<Frame>& frames) {
-                          Unpack(chunk, &raw, scratch.get(), &frames);
-                          frames_emitted_.fetch_add(frames.size(),
-                                                    std::memory_order_relaxed);
-                        });
+  co_await RunMapWorker(
+      input_, output_, ordered_, load_meter(),
+      [&](const Chunk& chunk, std::vector<Frame>& frames) {
+        // The decompressed chunk and the record scratch belong to the thread,
+        // not to this coroutine, which each wait may move to another
+        // thread: a buffer that stays on one core is written where its
+        // lines already are (on cores that share no cache, a coroutine's
+        // buffer written by the other core last had to fetch every line
+        // from there first). Unpack does not wait, so no other coroutine
+        // uses them meanwhile. Older records are up-converted in the
+        // scratch (V6 records are read in place).
+        thread_local std::string raw;
+        thread_local const std::unique_ptr<V6TrainingRecord> scratch =
+            std::make_unique_for_overwrite<V6TrainingRecord>();
+        Unpack(chunk, &raw, scratch.get(), &frames);
+        frames_emitted_.fetch_add(frames.size(), std::memory_order_relaxed);
+      });
 }
 
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
