@@ -3,7 +3,13 @@
 // files measured in the same run on as many threads as the pipeline has
 // (each thread preads whole files in 1 MiB blocks), and on one thread.
 // Each run sits between raw reads (raw, run, raw) and is compared with
-// their means. A run's rate is its steady rate, from its first batch to
+// their means. Per round and thread count it also times the no-engine
+// bound of a pipeline: the same pread threads, placed as the pipeline's
+// workers, each reading into its own recycled buffers and handing every
+// block through a bounded queue (8 blocks) to the main thread, which takes
+// it and gives the buffer back, as a trainer takes batches: what moving
+// the blocks to a consumer costs by itself, with no stage, coroutine or
+// executor. A run's rate is its steady rate, from its first batch to
 // its last; the time to the first batch (threads and rings started, every
 // file's record batches numbered) is printed beside it. Before each round
 // it probes how far apart the host runs the first two CPUs
@@ -34,10 +40,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,6 +63,7 @@
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
 #include "engine/typed_batch.h"
+#include "engine/worker_placement.h"
 #include "stages/stage_factory.h"
 
 namespace sluice {
@@ -143,6 +153,80 @@ double RawRead(const std::vector<std::string>& paths, int threads) {
   for (int t = 1; t < threads; ++t) helpers.emplace_back(read_share, t);
   read_share(0);
   for (std::thread& helper : helpers) helper.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Seconds to read every file as RawRead does, on `threads` threads placed
+// as the pipeline's workers, each handing its 1 MiB blocks to the calling
+// thread through one queue of kHandOffBlocks; the caller takes each block
+// and returns its buffer to the thread that filled it. Buffers are
+// recycled last-in first-out per thread (a pool of 12: the queue, one
+// being read, one being taken, and two to spare), so that a reader writes
+// the buffer it wrote least long ago, as the pipeline's pool does.
+double HandOffRead(const std::vector<std::string>& paths, int threads) {
+  constexpr size_t kHandOffBlocks = 8;
+  constexpr size_t kBlockBytes = size_t{1} << 20;
+  struct Block {
+    std::vector<char> buffer;
+    int reader = 0;
+  };
+  std::mutex mu;
+  std::condition_variable not_empty, not_full;
+  std::deque<Block> queue;
+  int readers_done = 0;
+  // Per reader: its free buffers, guarded by `mu` (taken once per block).
+  std::vector<std::vector<std::vector<char>>> free(threads);
+  for (auto& buffers : free) {
+    for (int b = 0; b < 12; ++b) buffers.emplace_back(kBlockBytes);
+  }
+  const std::vector<int> cpus = PinnedCpus(WorkerPlacement::kAuto, threads,
+                                           AllowedCpus(), ProcessNiceness());
+  const auto read_share = [&](int thread) {
+    if (!cpus.empty()) PinCurrentThread(cpus[thread]);
+    for (size_t i = thread; i < paths.size(); i += threads) {
+      const int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) Die("cannot open " + paths[i]);
+      for (off_t offset = 0;;) {
+        std::vector<char> buffer;
+        {
+          std::unique_lock lock(mu);
+          not_full.wait(lock, [&] { return !free[thread].empty(); });
+          buffer = std::move(free[thread].back());
+          free[thread].pop_back();
+        }
+        const ssize_t got = pread(fd, buffer.data(), buffer.size(), offset);
+        if (got < 0) Die("read failed");
+        std::unique_lock lock(mu);
+        if (got == 0) {
+          free[thread].push_back(std::move(buffer));
+          break;
+        }
+        offset += got;
+        not_full.wait(lock, [&] { return queue.size() < kHandOffBlocks; });
+        queue.push_back({std::move(buffer), thread});
+        if (queue.size() == 1) not_empty.notify_one();
+      }
+      close(fd);
+    }
+    std::lock_guard lock(mu);
+    ++readers_done;
+    not_empty.notify_one();
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> readers;
+  for (int t = 0; t < threads; ++t) readers.emplace_back(read_share, t);
+  while (true) {
+    std::unique_lock lock(mu);
+    not_empty.wait(lock,
+                   [&] { return !queue.empty() || readers_done == threads; });
+    if (queue.empty()) break;
+    Block block = std::move(queue.front());
+    queue.pop_front();
+    free[block.reader].push_back(std::move(block.buffer));
+    lock.unlock();
+    not_full.notify_all();
+  }
+  for (std::thread& reader : readers) reader.join();
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -271,10 +355,23 @@ int Run(const Options& options) {
     return seconds;
   };
   std::vector<double> probes;  // ns, before each round
+  // Per thread count: the hand-off's best rows/s and its ratio to pread on
+  // as many threads, per round.
+  std::map<int, double> best_hand_off;
+  std::map<int, std::vector<double>> hand_off_ratios;
   for (int round = 0; round < options.rounds; ++round) {
     if (const std::optional<double> probe =
             bench::CacheLineTransferOfFirstTwoCpus()) {
       probes.push_back(*probe);
+    }
+    for (int threads : options.threads) {
+      const double before = raw_reads(threads).first;
+      const double hand_off = HandOffRead(data->paths, threads);
+      const double after = raw_reads(threads).first;
+      const double rate = static_cast<double>(data->rows) / hand_off;
+      best_hand_off[threads] = std::max(best_hand_off[threads], rate);
+      hand_off_ratios[threads].push_back(rate * (before + after) / 2 /
+                                         static_cast<double>(data->rows));
     }
     for (size_t r = 0; r < runs.size(); ++r) {
       const auto before = raw_reads(runs[r].threads);
@@ -319,11 +416,25 @@ int Run(const Options& options) {
                             threads == best_raw.begin()->first ? "" : ",",
                             threads, data->rows / seconds);
   }
-  json += "},\"runs\":[";
   const auto range = [](const std::vector<double>& values) {
     const auto [low, high] = std::minmax_element(values.begin(), values.end());
     return std::pair{*low, *high};
   };
+  json += "},\"hand_off\":[";
+  for (const auto& [threads, rate] : best_hand_off) {
+    const auto [low, high] = range(hand_off_ratios[threads]);
+    std::printf(
+        "%-34s %12.0f %9.2f %22s\n",
+        absl::StrCat("pread + hand-off, ", threads, " thr").c_str(), rate,
+        gb * rate / static_cast<double>(data->rows),
+        absl::StrFormat("%.0f%% .. %.0f%%", 100 * low, 100 * high).c_str());
+    json += absl::StrFormat(
+        "%s{\"threads\":%d,\"rows_per_second\":%.0f,"
+        "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f}",
+        threads == best_hand_off.begin()->first ? "" : ",", threads, rate, low,
+        high);
+  }
+  json += "],\"runs\":[";
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto [low, high] = range(ratios[r]);
     const auto [one_low, one_high] = range(one_thread_ratios[r]);
