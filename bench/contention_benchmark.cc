@@ -39,9 +39,11 @@
 // measured just before the case, how long a cache line takes to pass
 // between the workers' CPUs (bench/cache_line_probe.h: on a VM, whether the
 // host runs them on cores that share a cache). Then a
-// summary per case (min, median, max of the ratio; the pipeline's
-// throughput against its alone median) and one JSON line (prefixed
-// "JSON ").
+// summary per case (min, median, max of the ratio; what the pipeline and
+// the bound kept of their alone rates of the same round, median over
+// rounds, beside the co-runner's share of the machine, so a loss beyond the
+// co-runner's CPU time shows, and whether the bound lost it too) and one
+// JSON line (prefixed "JSON ").
 //
 // Run from the repository (it reads proto/examples/); data as for
 // lc0_pipeline_benchmark (generated once into /tmp/sluice_lc0_bench_<N>).
@@ -489,48 +491,59 @@ int Main(int argc, char** argv) {
       samples[c.name].push_back(sample);
     }
   }
-  std::vector<double> alone_rates;
-  for (const Sample& s : samples["alone"]) {
-    alone_rates.push_back(s.pipeline.positions_per_second);
-  }
-  const double alone = alone_rates.empty() ? 0 : Median(alone_rates);
-  std::printf("\n%-7s %23s %26s %28s %14s %16s\n", "case",
+  const std::vector<Sample>& alone = samples["alone"];
+  std::printf("\n%-7s %23s %26s %15s %6s %19s %16s\n", "case",
               "ratio min/median/max", "pipeline/s min/median/max",
-              "pipeline vs alone (median)", "co-runner share",
+              "kept: pipeline", "bound", "co-runner/machine",
               "probe ns min-max");
   std::string json =
       "{\"benchmark\":\"contention\",\"threads\":" + std::to_string(threads) +
       ",\"pinned\":" + (pinned_cpus.empty() ? "false" : "true") +
       ",\"rounds\":" + std::to_string(rounds);
   for (const Case& c : cases) {
-    std::vector<double> ratios, rates, shares, probes;
-    for (const Sample& s : samples[c.name]) {
+    std::vector<double> ratios, rates, shares, probes, pipeline_kept,
+        bound_kept;
+    for (size_t round = 0; round < samples[c.name].size(); ++round) {
+      const Sample& s = samples[c.name][round];
       ratios.push_back(s.ratio());
       rates.push_back(s.pipeline.positions_per_second);
       shares.push_back(s.co_runner_share);
       if (s.probe_ns) probes.push_back(*s.probe_ns);
+      if (round < alone.size()) {
+        pipeline_kept.push_back(s.pipeline.positions_per_second /
+                                alone[round].pipeline.positions_per_second);
+        bound_kept.push_back(s.bound.positions_per_second /
+                             alone[round].bound.positions_per_second);
+      }
     }
     const sluice::bench::ProbeRange probe_range =
         sluice::bench::RangeOf(probes);
     const double median_rate = Median(rates);
-    const double vs_alone = alone > 0 ? median_rate / alone : 0;
+    const double kept = pipeline_kept.empty() ? 0 : Median(pipeline_kept);
+    const double bound_kept_median =
+        bound_kept.empty() ? 0 : Median(bound_kept);
+    // The co-runner's CPU time as a share of the CPUs the workers use.
+    const double machine_share = Median(shares) / threads;
     std::printf(
-        "%-7s %6.0f%% %6.0f%% %6.0f%%  %8.0f %8.0f %8.0f  %27.0f%% %14.2f "
-        "%16s\n",
+        "%-7s %6.0f%% %6.0f%% %6.0f%%  %8.0f %8.0f %8.0f  %14.0f%% %5.0f%% "
+        "%18.0f%% %16s\n",
         c.name.c_str(), 100 * *std::min_element(ratios.begin(), ratios.end()),
         100 * Median(ratios),
         100 * *std::max_element(ratios.begin(), ratios.end()),
         *std::min_element(rates.begin(), rates.end()), median_rate,
-        *std::max_element(rates.begin(), rates.end()), 100 * vs_alone,
-        Median(shares), probe_range.Text().c_str());
+        *std::max_element(rates.begin(), rates.end()), 100 * kept,
+        100 * bound_kept_median, 100 * machine_share,
+        probe_range.Text().c_str());
     const std::string key = ",\"" + c.name + "_";
     json += key + "ratio_median\":" + std::to_string(Median(ratios)) + key +
             "ratio_min\":" +
             std::to_string(*std::min_element(ratios.begin(), ratios.end())) +
             key +
             "positions_per_second_median\":" + std::to_string(median_rate) +
-            key + "vs_alone\":" + std::to_string(vs_alone) + key +
-            "co_runner_share\":" + std::to_string(Median(shares));
+            key + "kept_of_alone\":" + std::to_string(kept) + key +
+            "bound_kept_of_alone\":" + std::to_string(bound_kept_median) + key +
+            "co_runner_share\":" + std::to_string(Median(shares)) + key +
+            "co_runner_machine_share\":" + std::to_string(machine_share);
     if (probe_range.min_ns) {
       json += key + "probe_ns_min\":" + std::to_string(*probe_range.min_ns) +
               key + "probe_ns_max\":" + std::to_string(*probe_range.max_ns);
