@@ -160,11 +160,14 @@ double RawRead(const std::vector<std::string>& paths, int threads) {
 // as the pipeline's workers, each handing its 1 MiB blocks to the calling
 // thread through one queue of kHandOffBlocks; the caller takes each block
 // and returns its buffer to the thread that filled it. Buffers are
-// recycled last-in first-out per thread (a pool of 12: the queue, one
-// being read, one being taken, and two to spare), so that a reader writes
-// the buffer it wrote least long ago, as the pipeline's pool does.
+// recycled last-in first-out per thread (a pool of kHandOffBlocks + 4: the
+// queue, one being read, one being taken, and two to spare), so that a
+// reader writes the buffer it wrote least long ago, as the pipeline's pool
+// does. Threads the host does not let it pin float, as the pipeline's
+// workers then do.
 double HandOffRead(const std::vector<std::string>& paths, int threads) {
   constexpr size_t kHandOffBlocks = 8;
+  constexpr size_t kBuffersPerReader = kHandOffBlocks + 4;
   constexpr size_t kBlockBytes = size_t{1} << 20;
   struct Block {
     std::vector<char> buffer;
@@ -177,7 +180,9 @@ double HandOffRead(const std::vector<std::string>& paths, int threads) {
   // Per reader: its free buffers, guarded by `mu` (taken once per block).
   std::vector<std::vector<std::vector<char>>> free(threads);
   for (auto& buffers : free) {
-    for (int b = 0; b < 12; ++b) buffers.emplace_back(kBlockBytes);
+    for (size_t b = 0; b < kBuffersPerReader; ++b) {
+      buffers.emplace_back(kBlockBytes);
+    }
   }
   const std::vector<int> cpus = PinnedCpus(WorkerPlacement::kAuto, threads,
                                            AllowedCpus(), ProcessNiceness());

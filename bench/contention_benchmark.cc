@@ -70,6 +70,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "bench/cache_line_probe.h"
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
@@ -439,10 +441,10 @@ int Main(int argc, char** argv) {
   constexpr auto kWarmUp = std::chrono::seconds(3);
   const std::vector<int> pinned_cpus = PinnedCpus(
       PlacementOf(placement), threads, AllowedCpus(), ProcessNiceness());
-  std::string pinned_text = pinned_cpus.empty() ? "floating" : "pinned to CPU";
-  for (size_t i = 0; i < pinned_cpus.size(); ++i) {
-    pinned_text += (i == 0 ? " " : ",") + std::to_string(pinned_cpus[i]);
-  }
+  const std::string pinned_text =
+      pinned_cpus.empty()
+          ? "floating"
+          : absl::StrCat("pinned to CPU ", absl::StrJoin(pinned_cpus, ","));
   std::printf(
       "%u threads (%s), %d batches of %zu per pipeline run%s; bound: the "
       "stages' work with no engine on %u threads at once, placed alike\n"

@@ -42,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
+#include "io/arrow/file_version.h"
 #include "io/arrow/internal/file_footer.h"
 #include "io/arrow/internal/read_only_file.h"
 #include "io/arrow/ipc_limits.h"
@@ -72,6 +73,9 @@ class ArrowFileReader {
       AsyncFileReader& reader, std::string path, IpcLimits limits = {});
 
   const std::string& path() const { return file_.path(); }
+  // The file as it was when opened: a ColumnLayout found on an open of the
+  // same version holds for this one.
+  const FileVersion& version() const { return file_.version(); }
   const Schema& schema() const { return footer_.schema; }
   int num_record_batches() const {
     return static_cast<int>(footer_.record_batches.size());

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -49,6 +50,11 @@ struct ArrowSource::DatasetFile {
   uint32_t number = 0;  // its place in the sorted data set
   // A resume found it gone or changed since the checkpoint: read as empty.
   bool gone = false;
+  // Where the block reads' columns lie, found by the survey (file format,
+  // block reads, no nulls in those columns), and the version of the file
+  // it holds for: a read of that version needs no metadata read.
+  std::optional<arrow::ArrowFileReader::ColumnLayout> layout;
+  arrow::FileVersion version;
 };
 
 namespace {
@@ -214,19 +220,43 @@ struct FileSurvey {
   bool stream = false;
   arrow::Schema schema;
   int64_t rows = 0;
+  // File format: the layout of the columns read in blocks (if any, and
+  // none of them has a null), for the version surveyed.
+  std::optional<arrow::ArrowFileReader::ColumnLayout> layout;
+  arrow::FileVersion version;
 };
 
+// The top-level columns a file of `schema` is read by in blocks
+// (ArrowFileReader::LocateColumns); none when it is not read in blocks.
+using BlockColumnsFunction = std::function<std::vector<int>(
+    const arrow::Schema& schema, const std::string& path)>;
+
 // File format: the footer, then each record batch's metadata (not its
-// body) for its row count.
+// body) for its row count, and where the block columns lie in it.
 asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFileFormat(
-    io::AsyncFileReader& reader, std::string path) {
+    io::AsyncFileReader& reader, std::string path,
+    const BlockColumnsFunction& block_columns) {
   absl::StatusOr<std::unique_ptr<arrow::ArrowFileReader>> file =
-      co_await arrow::ArrowFileReader::Open(reader, std::move(path));
+      co_await arrow::ArrowFileReader::Open(reader, path);
   if (!file.ok()) co_return file.status();
+  FileSurvey survey{.stream = false,
+                    .schema = (*file)->schema(),
+                    .version = (*file)->version()};
+  const std::vector<int> columns = block_columns(survey.schema, path);
+  if (!columns.empty()) {
+    absl::StatusOr<std::optional<arrow::ArrowFileReader::ColumnLayout>> layout =
+        co_await (*file)->LocateColumns(columns);
+    if (!layout.ok()) co_return layout.status();
+    if (layout->has_value()) {
+      survey.rows = (*layout)->first_rows.back();
+      survey.layout = *std::move(layout);
+      co_return survey;
+    }
+  }
+  // Not read in blocks, or a null in a block column: rows only.
   absl::StatusOr<std::vector<int64_t>> rows =
       co_await (*file)->RecordBatchRows();
   if (!rows.ok()) co_return rows.status();
-  FileSurvey survey{.stream = false, .schema = (*file)->schema()};
   for (int64_t batch_rows : *rows) survey.rows += batch_rows;
   co_return survey;
 }
@@ -258,7 +288,8 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyStreamFormat(
 }
 
 asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
-    io::AsyncFileReader& reader, std::string path) {
+    io::AsyncFileReader& reader, std::string path,
+    const BlockColumnsFunction& block_columns) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     co_return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
@@ -274,7 +305,7 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFile(
     co_return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   }
   if (arrow::IsArrowFileStart(std::span(head).first(*got))) {
-    co_return co_await SurveyFileFormat(reader, std::move(path));
+    co_return co_await SurveyFileFormat(reader, std::move(path), block_columns);
   }
   co_return co_await SurveyStreamFormat(reader, std::move(path));
 }
@@ -286,7 +317,8 @@ constexpr size_t kSurveysAtOnce = 8;
 // SurveyFile of each of `paths`, in their order, up to kSurveysAtOnce
 // files at a time.
 asio::awaitable<std::vector<absl::StatusOr<FileSurvey>>> SurveyFiles(
-    io::AsyncFileReader& reader, const std::vector<std::string>& paths) {
+    io::AsyncFileReader& reader, const std::vector<std::string>& paths,
+    const BlockColumnsFunction& block_columns) {
   std::vector<absl::StatusOr<FileSurvey>> surveys(paths.size());
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   // Indexes of finished surveys; every spawned survey sends one, whatever
@@ -296,7 +328,7 @@ asio::awaitable<std::vector<absl::StatusOr<FileSurvey>>> SurveyFiles(
   const auto spawn_next = [&] {
     const size_t index = next++;
     asio::co_spawn(
-        executor, SurveyFile(reader, paths[index]),
+        executor, SurveyFile(reader, paths[index], block_columns),
         [&surveys, &finished, &paths, index](
             std::exception_ptr error, absl::StatusOr<FileSurvey> survey) {
           surveys[index] = error ? absl::InternalError(absl::StrCat(
@@ -460,6 +492,10 @@ ArrowSource::ArrowSource(const StageContext& context,
 
 ArrowSource::~ArrowSource() = default;
 
+bool ArrowSource::ReadsRowBlocks() const {
+  return block_rows_ > 0 && world_size_ <= 1;
+}
+
 void ArrowSource::Start(const StageRuntime& runtime) {
   reader_ = &runtime.executor->file_reader();
   // Each read in flight holds a permit: more reads than `readahead` would
@@ -523,8 +559,15 @@ asio::awaitable<std::vector<std::string>> ArrowSource::Discover() {
 
 asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
   int64_t offset = 0;
+  const BlockColumnsFunction block_columns = [this](const arrow::Schema& schema,
+                                                    const std::string& path) {
+    if (!ReadsRowBlocks()) return std::vector<int>{};
+    absl::StatusOr<std::vector<ColumnPlan>> plan =
+        PlanColumns(schema, config_, path);
+    return plan.ok() ? FixedRowColumns(schema, *plan) : std::vector<int>{};
+  };
   std::vector<absl::StatusOr<FileSurvey>> surveys =
-      co_await SurveyFiles(*reader_, paths);
+      co_await SurveyFiles(*reader_, paths, block_columns);
   for (size_t i = 0; i < paths.size(); ++i) {
     std::string& path = paths[i];
     absl::StatusOr<FileSurvey>& survey = surveys[i];
@@ -551,7 +594,9 @@ asio::awaitable<void> ArrowSource::Survey(std::vector<std::string> paths) {
                     .offset = offset,
                     .plan = *std::move(plan),
                     .size = size_error ? 0 : size,
-                    .number = static_cast<uint32_t>(dataset_.size())});
+                    .number = static_cast<uint32_t>(dataset_.size()),
+                    .layout = std::move(survey->layout),
+                    .version = survey->version});
     offset += file->rows;
     dataset_.push_back(std::move(file));
   }
@@ -654,7 +699,11 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
     }
     if (!schema_matches((*reader)->schema())) co_return true;
     const arrow::ArrowFileReader& batches = **reader;
-    if (block_rows_ > 0 && world_size_ <= 1 && read.only_rows == nullptr) {
+    if (ReadsRowBlocks() && read.only_rows == nullptr) {
+      if (file->layout.has_value() && batches.version() == file->version) {
+        co_return co_await ReadRowBlocks(batches, *file->layout, file, read);
+      }
+      // Changed since the survey, or its layout not found then.
       const std::vector<int> columns =
           FixedRowColumns(batches.schema(), file->plan);
       if (!columns.empty()) {

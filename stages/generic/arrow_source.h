@@ -13,7 +13,13 @@
 //    format is told by its magic (ARROW1: file format, else stream), its
 //    row count read from the record batches' metadata (file format: the
 //    footer's blocks, metadata only) or by a first pass (stream format),
-//    and its columns checked against the config; up to 8 files are
+//    and its columns checked against the config. A file-format file read
+//    in row blocks (ROW_BLOCKS, fixed-size-row columns without nulls, one
+//    rank) also keeps where those columns lie in each record batch, found
+//    from the same metadata: its reads need no metadata read, pass after
+//    pass, while the file keeps the version surveyed (inode, size,
+//    modification and change time; io/arrow/file_version.h; a file
+//    written or replaced since is located again). Up to 8 files are
 //    surveyed at once (their reads overlap: on a cold page cache 200 files
 //    took 0.08 s instead of 0.14 s to the first batch). A file's rows get the
 //    indexes [offset, offset + rows), offset being the rows of the files
@@ -77,7 +83,9 @@
 //
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
-// those examples are gone (the downstream channels bound how many).
+// those examples are gone (the downstream channels bound how many). A
+// surveyed layout takes 8 bytes per record batch and block column, plus 8
+// per record batch.
 //
 // Skipped and counted (`skipped`), with a rate-limited log naming the stage,
 // file and column, the stage going on: files: unknown_file_type,
@@ -185,7 +193,12 @@ class ArrowSource final : public Stage {
   std::pair<int64_t, int64_t> RankRows(const LoadedBatch& loaded) const;
   asio::awaitable<void> EmitBlocks();
   asio::awaitable<std::vector<std::string>> Discover();
+  // Numbers every file's rows; for file-format files read in row blocks,
+  // also locates their block columns (DatasetFile::layout).
   asio::awaitable<void> Survey(std::vector<std::string> paths);
+  // Whether file-format files of fixed-size-row columns are read in row
+  // blocks (ReadRowBlocks): block rows are set and this is the only rank.
+  bool ReadsRowBlocks() const;
   // Reads one file for one pass; false once the stage is stopping.
   asio::awaitable<bool> ReadFile(const DatasetFile* file, FileRead read);
   // Reads the file's rows from read.from_row in blocks that end on

@@ -40,7 +40,7 @@ absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(std::string path) {
     close(fd);
     return status;
   }
-  return ReadOnlyFile(fd, info.st_size, std::move(path));
+  return ReadOnlyFile(fd, FileVersion::Of(info), std::move(path));
 }
 
 ReadOnlyFile::~ReadOnlyFile() {

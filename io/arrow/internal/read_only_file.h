@@ -1,5 +1,6 @@
-// ReadOnlyFile: an open file descriptor, the file's size and path, closed
-// at destruction; exact reads through io::AsyncFileReader. Movable.
+// ReadOnlyFile: an open file descriptor, the file's version (size and
+// identity when opened) and path, closed at destruction; exact reads through
+// io::AsyncFileReader. Movable.
 #ifndef SLUICE_IO_ARROW_INTERNAL_READ_ONLY_FILE_H_
 #define SLUICE_IO_ARROW_INTERNAL_READ_ONLY_FILE_H_
 
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "asio/awaitable.hpp"
+#include "io/arrow/file_version.h"
 #include "io/async_file_reader.h"
 
 namespace sluice::io::arrow::internal {
@@ -44,13 +46,15 @@ class ReadOnlyFile {
 
   ReadOnlyFile(ReadOnlyFile&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)),
-        size_(other.size_),
+        version_(other.version_),
         path_(std::move(other.path_)) {}
   ReadOnlyFile& operator=(ReadOnlyFile&&) = delete;
   ~ReadOnlyFile();
 
   int fd() const { return fd_; }
-  int64_t size() const { return size_; }
+  int64_t size() const { return version_.size; }
+  // The file as it was when opened.
+  const FileVersion& version() const { return version_; }
   const std::string& path() const { return path_; }
 
   // Reads exactly `buffer.size()` bytes at `offset`: an I/O error names the
@@ -70,11 +74,11 @@ class ReadOnlyFile {
       AsyncFileReader& reader, std::span<const Region> regions) const;
 
  private:
-  ReadOnlyFile(int fd, int64_t size, std::string path)
-      : fd_(fd), size_(size), path_(std::move(path)) {}
+  ReadOnlyFile(int fd, const FileVersion& version, std::string path)
+      : fd_(fd), version_(version), path_(std::move(path)) {}
 
   int fd_ = -1;
-  int64_t size_ = 0;
+  FileVersion version_;
   std::string path_;
 };
 

@@ -66,7 +66,9 @@ std::string_view RowProblem(const ColumnCursor& column, int64_t row,
 // values converted for it.
 struct BlockMemory {
   std::shared_ptr<const RecordBatch> batch;
-  std::vector<int64_t> converted;  // int64 words: 8-byte aligned
+  // int64 words (8-byte aligned), left uninitialized: every byte a column
+  // reads is written first.
+  std::unique_ptr<int64_t[]> converted;
 };
 
 // Rows [begin, end) of one column: a view into the batch, or converted
@@ -139,8 +141,8 @@ ExampleBlock MakeBlock(const std::shared_ptr<const RecordBatch>& batch,
   }
   auto memory = std::make_shared<BlockMemory>();
   memory->batch = batch;
-  memory->converted.resize(bytes / 8);
-  std::byte* out = reinterpret_cast<std::byte*>(memory->converted.data());
+  memory->converted = std::make_unique_for_overwrite<int64_t[]>(bytes / 8);
+  std::byte* out = reinterpret_cast<std::byte*>(memory->converted.get());
   std::vector<BlockColumn> block_columns;
   block_columns.reserve(columns.size() + 2);
   for (const ColumnCursor& column : columns) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
@@ -811,6 +812,46 @@ absl::StatusOr<std::optional<RecordBatch>> ReadRows(const std::string& path,
   });
   runner.RunToCompletion();
   return result;
+}
+
+// The version ArrowFileReader::Open finds `path` at.
+FileVersion VersionWhenOpened(const std::string& path) {
+  asio::io_context io;
+  AsyncFileReader reader(io, {});
+  sluice::testing::CoroutineRunner runner(io);
+  FileVersion version;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    absl::StatusOr<std::unique_ptr<ArrowFileReader>> arrow =
+        co_await ArrowFileReader::Open(reader, path);
+    EXPECT_TRUE(arrow.ok()) << arrow.status();
+    if (arrow.ok()) version = (*arrow)->version();
+  });
+  runner.RunToCompletion();
+  return version;
+}
+
+TEST(ArrowIpcTest, AFileKeepsItsVersionUntilWrittenOrReplaced) {
+  const std::string bytes = MakeFile(MixedSchema(), {MixedBatch()});
+  const TempFile file(bytes);
+  const FileVersion first = VersionWhenOpened(file.path());
+  EXPECT_EQ(first.size, static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(VersionWhenOpened(file.path()), first);
+  // Replaced by a file of the same bytes: another inode.
+  const TempFile copy(bytes);
+  ASSERT_EQ(rename(copy.path().c_str(), file.path().c_str()), 0);
+  const FileVersion replaced = VersionWhenOpened(file.path());
+  EXPECT_NE(replaced, first);
+  // Written in place, the same inode: another size (and change time).
+  const std::string longer =
+      MakeFile(MixedSchema(), {MixedBatch(), MixedBatch()});
+  const int fd = open(file.path().c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(write(fd, longer.data(), longer.size()),
+            static_cast<ssize_t>(longer.size()));
+  close(fd);
+  const FileVersion written = VersionWhenOpened(file.path());
+  EXPECT_EQ(written.inode, replaced.inode);
+  EXPECT_NE(written, replaced);
 }
 
 TEST_P(ArrowAsyncTest, ColumnRowsJoinValuesAcrossRecordBatches) {

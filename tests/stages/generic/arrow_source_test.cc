@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -534,6 +536,107 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
   for (int64_t i = 40; i < 53; ++i) expected.push_back(10 * i);
   EXPECT_EQ(labels, expected);
   EXPECT_EQ(Skips(StageTotals(loader, "rows"), "read_error"), 1u);
+}
+
+// The offsets read from the file at `path` (none fail), while installed.
+struct ReadLog {
+  std::string path;
+  std::mutex mu;
+  std::map<uint64_t, int> reads;  // offset -> reads
+};
+ReadLog* read_log = nullptr;
+
+std::optional<int> LogRead(int fd, uint64_t offset) {
+  std::error_code error;
+  const std::filesystem::path target = std::filesystem::read_symlink(
+      "/proc/self/fd/" + std::to_string(fd), error);
+  if (!error && target == read_log->path) {
+    std::lock_guard lock(read_log->mu);
+    ++read_log->reads[offset];
+  }
+  return std::nullopt;
+}
+
+// Where the footer of the Arrow IPC file at `path` begins: the file ends
+// [footer][int32 footer length]["ARROW1"].
+uint64_t FooterStart(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  int32_t length = 0;
+  std::memcpy(&length, bytes.data() + bytes.size() - 10, sizeof length);
+  return bytes.size() - 10 - static_cast<uint64_t>(length);
+}
+
+TEST(ArrowSourceTest, BlockReadsUseTheLayoutTheSurveyFound) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 40, 6);  // 7 record batches
+  ReadLog log{.path = dir / "a.arrow"};
+  read_log = &log;
+  io::AsyncFileReader::SetFaultInjectorForTesting(LogRead);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(BlocksAtOnceConfig(
+      dir.path(), "EVAL", "column { name: 'vec' } column { name: 'label' }")));
+  loader.Start();
+  int64_t rows = 0;
+  while (
+      auto got =
+          loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60)).item) {
+    rows += got->rows();
+  }
+  loader.Stop();
+  io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
+  read_log = nullptr;
+  EXPECT_EQ(rows, 40);
+  // The survey read each record batch's metadata, the blocks their values;
+  // the read of the file opened it again (magic and footer) but read no
+  // metadata again.
+  const uint64_t footer = FooterStart(dir / "a.arrow");
+  int metadata_and_values = 0;
+  for (const auto& [offset, reads] : log.reads) {
+    if (offset == 0 || offset >= footer) continue;
+    ++metadata_and_values;
+    EXPECT_EQ(reads, 1) << "offset " << offset;
+  }
+  // 7 metadata reads and 10 blocks of 2 columns at least.
+  EXPECT_GE(metadata_and_values, 7 + 20);
+}
+
+TEST(ArrowSourceTest, AFileRewrittenAfterTheSurveyIsLocatedAgain) {
+  TempDir dir;
+  TempDir elsewhere;
+  WriteArrowFile(dir / "a.arrow", 0, 10, 4);  // record batches 4, 4, 2
+  WriteArrowFile(dir / "b.arrow", 10, 6, 6);
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(BlocksAtOnceConfig(
+      dir.path(), "TRAIN", "column { name: 'vec' } column { name: 'label' }")));
+  loader.Start();
+  // Checks each row's values against its index; false at the end.
+  const auto check_next_block = [&] {
+    auto got = loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+    if (!got.item) return false;
+    const BlockColumn* index = got.item->Find("index");
+    const BlockColumn* vec = got.item->Find("vec");
+    const BlockColumn* label = got.item->Find("label");
+    EXPECT_TRUE(index != nullptr && vec != nullptr && label != nullptr);
+    if (index == nullptr || vec == nullptr || label == nullptr) return false;
+    for (int64_t r = 0; r < got.item->rows(); ++r) {
+      const int64_t i = reinterpret_cast<const int64_t*>(index->data)[r];
+      EXPECT_EQ(reinterpret_cast<const int64_t*>(label->data)[r], 10 * i);
+      const float* values = reinterpret_cast<const float*>(vec->data) + 4 * r;
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(values[k], VecValue(i, k));
+    }
+    return true;
+  };
+  ASSERT_TRUE(check_next_block());
+  // The same rows in record batches of 3: the values lie elsewhere in the
+  // file. Later passes open the new file (another inode) and must locate
+  // its columns again rather than use the survey's layout.
+  WriteArrowFile(elsewhere / "a.arrow", 0, 10, 3);
+  std::filesystem::rename(elsewhere / "a.arrow", dir / "a.arrow");
+  for (int block = 0; block < 60; ++block) ASSERT_TRUE(check_next_block());
+  loader.Stop();
+  EXPECT_EQ(Skips(StageTotals(loader, "rows"), "file_changed"), 0u);
 }
 
 TEST(ArrowSourceTest, ABatcherAfterTheSourceGetsEveryBatchAsAView) {
