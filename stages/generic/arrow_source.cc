@@ -246,14 +246,16 @@ asio::awaitable<absl::StatusOr<FileSurvey>> SurveyFileFormat(
   if (!columns.empty()) {
     absl::StatusOr<std::optional<arrow::ArrowFileReader::ColumnLayout>> layout =
         co_await (*file)->LocateColumns(columns);
-    if (!layout.ok()) co_return layout.status();
-    if (layout->has_value()) {
+    if (layout.ok() && layout->has_value()) {
       survey.rows = (*layout)->first_rows.back();
       survey.layout = *std::move(layout);
       co_return survey;
     }
   }
-  // Not read in blocks, or a null in a block column: rows only.
+  // Not read in blocks, a null in a block column, or block values the
+  // metadata places out of their body: rows only. The file stays in the
+  // data set (and the index) as in EXAMPLES output; its read finds the
+  // same and skips it.
   absl::StatusOr<std::vector<int64_t>> rows =
       co_await (*file)->RecordBatchRows();
   if (!rows.ok()) co_return rows.status();

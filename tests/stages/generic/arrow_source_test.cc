@@ -639,6 +639,46 @@ TEST(ArrowSourceTest, AFileRewrittenAfterTheSurveyIsLocatedAgain) {
   EXPECT_EQ(Skips(StageTotals(loader, "rows"), "file_changed"), 0u);
 }
 
+TEST(ArrowSourceTest, AFileWithMisplacedBlockValuesKeepsItsPlaceInTheIndex) {
+  TempDir dir;
+  {  // 2 rows of label whose values the metadata puts past the body
+    namespace t = io::arrow::testing;
+    t::TestSchema schema{
+        .fields = {t::TestField{
+            .name = "label", .type = t::fb::Type_Int, .bit_width = 64}}};
+    t::TestBatch batch{.length = 2,
+                       .nodes = {{2, 0}},
+                       .buffers = {{}, {t::Values<int64_t>({0, 10})}}};
+    batch.buffers[1].offset = 1 << 20;
+    WriteFile(dir / "a.arrow", t::MakeFile(schema, {batch}));
+  }
+  WriteArrowFile(dir / "b.arrow", 2, 5, 5);  // indexes 2-6 after a's 2 rows
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      BlocksAtOnceConfig(dir.path(), "EVAL", "column { name: 'label' }")));
+  loader.Start();
+  std::vector<int64_t> indexes;
+  while (
+      auto got =
+          loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60)).item) {
+    const BlockColumn* index = got->Find("index");
+    const BlockColumn* label = got->Find("label");
+    ASSERT_TRUE(index != nullptr && label != nullptr);
+    for (int64_t r = 0; r < got->rows(); ++r) {
+      const int64_t i = reinterpret_cast<const int64_t*>(index->data)[r];
+      EXPECT_EQ(reinterpret_cast<const int64_t*>(label->data)[r], 10 * i);
+      indexes.push_back(i);
+    }
+  }
+  loader.Stop();
+  // As with EXAMPLES output: a is surveyed (its rows hold their indexes)
+  // and skipped when read.
+  EXPECT_EQ(indexes, (std::vector<int64_t>{2, 3, 4, 5, 6}));
+  const StageMetricProto totals = StageTotals(loader, "rows");
+  EXPECT_EQ(Skips(totals, "damaged_file"), 1u);
+  EXPECT_EQ(totals.arrow_source().dataset_files(), 2u);
+}
+
 TEST(ArrowSourceTest, ABatcherAfterTheSourceGetsEveryBatchAsAView) {
   TempDir dir;
   // Record batches of 3 rows, batches of 4: as record-batch blocks, every
