@@ -460,45 +460,59 @@ std::string BlocksAtOnceConfig(const std::string& dir, const std::string& mode,
          " output: ROW_BLOCKS block_rows: 4 readahead: 8 " + columns + " } }";
 }
 
-// The file and offset whose reads fail while installed.
-struct PoisonedRead {
-  std::string path;
-  uint64_t offset = 0;
-};
-PoisonedRead* poisoned_read = nullptr;
-
-std::optional<int> FailPoisonedRead(int fd, uint64_t offset) {
-  if (offset != poisoned_read->offset) return std::nullopt;
-  std::error_code error;
-  const std::filesystem::path target = std::filesystem::read_symlink(
-      "/proc/self/fd/" + std::to_string(fd), error);
-  if (!error && target == poisoned_read->path) return EIO;
-  return std::nullopt;
-}
-
-// Fails the reads of `read` for its lifetime (also when a test ends early).
-class PoisonedReadScope {
+// For its lifetime (also when a test ends early), counts the reads of the
+// file at `path` by offset, and fails with EIO those at `fail_offset`.
+class WatchedReads {
  public:
-  explicit PoisonedReadScope(PoisonedRead read) : read_(std::move(read)) {
-    poisoned_read = &read_;
-    io::AsyncFileReader::SetFaultInjectorForTesting(FailPoisonedRead);
+  explicit WatchedReads(std::string path,
+                        std::optional<uint64_t> fail_offset = std::nullopt)
+      : path_(std::move(path)), fail_offset_(fail_offset) {
+    watched_ = this;
+    io::AsyncFileReader::SetFaultInjectorForTesting(OnRead);
   }
-  ~PoisonedReadScope() {
+  ~WatchedReads() {
     io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
-    poisoned_read = nullptr;
+    watched_ = nullptr;
   }
-  PoisonedReadScope(const PoisonedReadScope&) = delete;
-  PoisonedReadScope& operator=(const PoisonedReadScope&) = delete;
+  WatchedReads(const WatchedReads&) = delete;
+  WatchedReads& operator=(const WatchedReads&) = delete;
+
+  // Offset -> reads so far.
+  std::map<uint64_t, int> reads() const {
+    std::lock_guard lock(mu_);
+    return reads_;
+  }
 
  private:
-  PoisonedRead read_;
+  static std::optional<int> OnRead(int fd, uint64_t offset) {
+    std::error_code error;
+    const std::filesystem::path target = std::filesystem::read_symlink(
+        "/proc/self/fd/" + std::to_string(fd), error);
+    if (error || target != watched_->path_) return std::nullopt;
+    {
+      std::lock_guard lock(watched_->mu_);
+      ++watched_->reads_[offset];
+    }
+    if (offset == watched_->fail_offset_) return EIO;
+    return std::nullopt;
+  }
+
+  static inline WatchedReads* watched_ = nullptr;
+  const std::string path_;
+  const std::optional<uint64_t> fail_offset_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, int> reads_;
 };
+
+// The bytes of the file at `path`.
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 // Where the 16 bytes of row `row`'s vec value sit in the file at `path`.
 uint64_t VecOffset(const std::string& path, int64_t row) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
+  const std::string bytes = FileBytes(path);
   float vec[4];
   for (int k = 0; k < 4; ++k) vec[k] = VecValue(row, k);
   const size_t at = bytes.find(
@@ -514,8 +528,7 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
   // The read of the block of rows 20..23 fails; up to four blocks are read
   // at once, so later blocks of a.arrow may be read already: they are
   // dropped, their buffers and permits returned, and b.arrow follows.
-  const PoisonedReadScope poisoned(
-      {.path = dir / "a.arrow", .offset = VecOffset(dir / "a.arrow", 20)});
+  const WatchedReads poisoned(dir / "a.arrow", VecOffset(dir / "a.arrow", 20));
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(BlocksAtOnceConfig(
       dir.path(), "EVAL", "column { name: 'vec' } column { name: 'label' }")));
@@ -538,31 +551,10 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
   EXPECT_EQ(Skips(StageTotals(loader, "rows"), "read_error"), 1u);
 }
 
-// The offsets read from the file at `path` (none fail), while installed.
-struct ReadLog {
-  std::string path;
-  std::mutex mu;
-  std::map<uint64_t, int> reads;  // offset -> reads
-};
-ReadLog* read_log = nullptr;
-
-std::optional<int> LogRead(int fd, uint64_t offset) {
-  std::error_code error;
-  const std::filesystem::path target = std::filesystem::read_symlink(
-      "/proc/self/fd/" + std::to_string(fd), error);
-  if (!error && target == read_log->path) {
-    std::lock_guard lock(read_log->mu);
-    ++read_log->reads[offset];
-  }
-  return std::nullopt;
-}
-
 // Where the footer of the Arrow IPC file at `path` begins: the file ends
 // [footer][int32 footer length]["ARROW1"].
 uint64_t FooterStart(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)),
-                          std::istreambuf_iterator<char>());
+  const std::string bytes = FileBytes(path);
   int32_t length = 0;
   std::memcpy(&length, bytes.data() + bytes.size() - 10, sizeof length);
   return bytes.size() - 10 - static_cast<uint64_t>(length);
@@ -571,9 +563,7 @@ uint64_t FooterStart(const std::string& path) {
 TEST(ArrowSourceTest, BlockReadsUseTheLayoutTheSurveyFound) {
   TempDir dir;
   WriteArrowFile(dir / "a.arrow", 0, 40, 6);  // 7 record batches
-  ReadLog log{.path = dir / "a.arrow"};
-  read_log = &log;
-  io::AsyncFileReader::SetFaultInjectorForTesting(LogRead);
+  const WatchedReads watched(dir / "a.arrow");
   DataLoader loader(CreateStage);
   loader.Configure(ParseConfig(BlocksAtOnceConfig(
       dir.path(), "EVAL", "column { name: 'vec' } column { name: 'label' }")));
@@ -585,15 +575,13 @@ TEST(ArrowSourceTest, BlockReadsUseTheLayoutTheSurveyFound) {
     rows += got->rows();
   }
   loader.Stop();
-  io::AsyncFileReader::SetFaultInjectorForTesting(nullptr);
-  read_log = nullptr;
   EXPECT_EQ(rows, 40);
   // The survey read each record batch's metadata, the blocks their values;
   // the read of the file opened it again (magic and footer) but read no
   // metadata again.
   const uint64_t footer = FooterStart(dir / "a.arrow");
   int metadata_and_values = 0;
-  for (const auto& [offset, reads] : log.reads) {
+  for (const auto& [offset, reads] : watched.reads()) {
     if (offset == 0 || offset >= footer) continue;
     ++metadata_and_values;
     EXPECT_EQ(reads, 1) << "offset " << offset;
@@ -751,8 +739,7 @@ TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
   WriteFile(dir / "notes.txt", "x");
   {  // truncated: the first half of a good file
     WriteArrowFile(dir / "full.tmp", 100, 10, 4);
-    std::ifstream in(dir / "full.tmp", std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    const std::string bytes = FileBytes(dir / "full.tmp");
     WriteFile(dir / "truncated.arrow", bytes.substr(0, bytes.size() / 2));
     std::filesystem::remove(dir / "full.tmp");
   }
