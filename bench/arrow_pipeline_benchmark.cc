@@ -9,10 +9,13 @@
 // block through a bounded queue (8 blocks) to the main thread, which takes
 // it and gives the buffer back, as a trainer takes batches: what moving
 // the blocks to a consumer costs by itself, with no stage, coroutine or
-// executor. A run's rate is its steady rate, from its first batch to
-// its last; the time to the first batch (threads and rings started, every
-// file's record batches numbered) is printed beside it. Before each round
-// it probes how far apart the host runs the first two CPUs
+// executor. Beside it, the same pread threads each reading into
+// kBuffersPerReader buffers in turn with no consumer: what a working set
+// of that many buffers costs the copy by itself (pread into one buffer
+// keeps its destination in the core's cache). A run's rate is its steady rate,
+// from its first batch to its last; the time to the first batch (threads and
+// rings started, every file's record batches numbered) is printed beside it.
+// Before each round it probes how far apart the host runs the first two CPUs
 // (bench/cache_line_probe.h) and prints the range: two pread threads scale
 // differently on cores that share a cache and on cores that do not.
 //
@@ -45,6 +48,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -132,14 +136,22 @@ Options ParseOptions(int argc, char** argv) {
 }
 
 // Seconds to pread every file whole in 1 MiB blocks, on `threads` threads
-// (file i on thread i % threads).
-double RawRead(const std::vector<std::string>& paths, int threads) {
-  const auto read_share = [&paths, threads](int thread) {
-    std::vector<char> buffer(1 << 20);
+// (file i on thread i % threads), each thread reading into its
+// `buffers_per_thread` buffers in turn (allocated and touched before the
+// clock starts).
+double RawRead(const std::vector<std::string>& paths, int threads,
+               size_t buffers_per_thread = 1) {
+  std::vector<std::vector<std::vector<char>>> buffers(
+      threads, std::vector<std::vector<char>>(buffers_per_thread,
+                                              std::vector<char>(1 << 20)));
+  const auto read_share = [&paths, &buffers, threads](int thread) {
+    std::vector<std::vector<char>>& mine = buffers[thread];
+    size_t next = 0;
     for (size_t i = thread; i < paths.size(); i += threads) {
       const int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) Die("cannot open " + paths[i]);
       for (off_t offset = 0;;) {
+        std::vector<char>& buffer = mine[next++ % mine.size()];
         const ssize_t got = pread(fd, buffer.data(), buffer.size(), offset);
         if (got < 0) Die("read failed");
         if (got == 0) break;
@@ -156,18 +168,20 @@ double RawRead(const std::vector<std::string>& paths, int threads) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The hand-off's queue, in blocks, and each reader's buffers: the queue,
+// one being read, one being taken, and two to spare.
+constexpr size_t kHandOffBlocks = 8;
+constexpr size_t kBuffersPerReader = kHandOffBlocks + 4;
+
 // Seconds to read every file as RawRead does, on `threads` threads placed
 // as the pipeline's workers, each handing its 1 MiB blocks to the calling
 // thread through one queue of kHandOffBlocks; the caller takes each block
 // and returns its buffer to the thread that filled it. Buffers are
-// recycled last-in first-out per thread (a pool of kHandOffBlocks + 4: the
-// queue, one being read, one being taken, and two to spare), so that a
+// recycled last-in first-out per thread (kBuffersPerReader), so that a
 // reader writes the buffer it wrote least long ago, as the pipeline's pool
 // does. Threads the host does not let it pin float, as the pipeline's
 // workers then do.
 double HandOffRead(const std::vector<std::string>& paths, int threads) {
-  constexpr size_t kHandOffBlocks = 8;
-  constexpr size_t kBuffersPerReader = kHandOffBlocks + 4;
   constexpr size_t kBlockBytes = size_t{1} << 20;
   struct Block {
     std::vector<char> buffer;
@@ -360,23 +374,42 @@ int Run(const Options& options) {
     return seconds;
   };
   std::vector<double> probes;  // ns, before each round
-  // Per thread count: the hand-off's best rows/s and its ratio to pread on
-  // as many threads, per round.
-  std::map<int, double> best_hand_off;
-  std::map<int, std::vector<double>> hand_off_ratios;
+  // The bounds without an engine, each timed per round and thread count
+  // between two pread reads: its best rows/s and its ratios to them.
+  struct Bound {
+    std::string name;
+    std::string json_key;
+    std::function<double(int threads)> seconds;
+    std::map<int, double> best;
+    std::map<int, std::vector<double>> ratios;
+  };
+  std::vector<Bound> bounds;
+  bounds.push_back(
+      {.name = absl::StrCat("pread, ", kBuffersPerReader, " buffers in turn"),
+       .json_key = "buffers_in_turn",
+       .seconds = [&](int threads) {
+         return RawRead(data->paths, threads, kBuffersPerReader);
+       }});
+  bounds.push_back({.name = "pread + hand-off",
+                    .json_key = "hand_off",
+                    .seconds = [&](int threads) {
+                      return HandOffRead(data->paths, threads);
+                    }});
   for (int round = 0; round < options.rounds; ++round) {
     if (const std::optional<double> probe =
             bench::CacheLineTransferOfFirstTwoCpus()) {
       probes.push_back(*probe);
     }
     for (int threads : options.threads) {
-      const double before = raw_reads(threads).first;
-      const double hand_off = HandOffRead(data->paths, threads);
-      const double after = raw_reads(threads).first;
-      const double rate = static_cast<double>(data->rows) / hand_off;
-      best_hand_off[threads] = std::max(best_hand_off[threads], rate);
-      hand_off_ratios[threads].push_back(rate * (before + after) / 2 /
-                                         static_cast<double>(data->rows));
+      for (Bound& bound : bounds) {
+        const double before = raw_reads(threads).first;
+        const double seconds = bound.seconds(threads);
+        const double after = raw_reads(threads).first;
+        const double rate = static_cast<double>(data->rows) / seconds;
+        bound.best[threads] = std::max(bound.best[threads], rate);
+        bound.ratios[threads].push_back(rate * (before + after) / 2 /
+                                        static_cast<double>(data->rows));
+      }
     }
     for (size_t r = 0; r < runs.size(); ++r) {
       const auto before = raw_reads(runs[r].threads);
@@ -425,21 +458,25 @@ int Run(const Options& options) {
     const auto [low, high] = std::minmax_element(values.begin(), values.end());
     return std::pair{*low, *high};
   };
-  json += "},\"hand_off\":[";
-  for (const auto& [threads, rate] : best_hand_off) {
-    const auto [low, high] = range(hand_off_ratios[threads]);
-    std::printf(
-        "%-34s %12.0f %9.2f %22s\n",
-        absl::StrCat("pread + hand-off, ", threads, " thr").c_str(), rate,
-        gb * rate / static_cast<double>(data->rows),
-        absl::StrFormat("%.0f%% .. %.0f%%", 100 * low, 100 * high).c_str());
-    json += absl::StrFormat(
-        "%s{\"threads\":%d,\"rows_per_second\":%.0f,"
-        "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f}",
-        threads == best_hand_off.begin()->first ? "" : ",", threads, rate, low,
-        high);
+  json += "}";
+  for (const Bound& bound : bounds) {
+    json += absl::StrCat(",\"", bound.json_key, "\":[");
+    for (const auto& [threads, rate] : bound.best) {
+      const auto [low, high] = range(bound.ratios.at(threads));
+      std::printf(
+          "%-34s %12.0f %9.2f %22s\n",
+          absl::StrCat(bound.name, ", ", threads, " thr").c_str(), rate,
+          gb * rate / static_cast<double>(data->rows),
+          absl::StrFormat("%.0f%% .. %.0f%%", 100 * low, 100 * high).c_str());
+      json += absl::StrFormat(
+          "%s{\"threads\":%d,\"rows_per_second\":%.0f,"
+          "\"ratio_to_pread_min\":%.3f,\"ratio_to_pread_max\":%.3f}",
+          threads == bound.best.begin()->first ? "" : ",", threads, rate, low,
+          high);
+    }
+    json += "]";
   }
-  json += "],\"runs\":[";
+  json += ",\"runs\":[";
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto [low, high] = range(ratios[r]);
     const auto [one_low, one_high] = range(one_thread_ratios[r]);
