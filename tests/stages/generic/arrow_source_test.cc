@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -26,6 +24,7 @@
 #include "io/async_file_reader.h"
 #include "stages/stage_factory.h"
 #include "tests/io/arrow/ipc_test_writer.h"
+#include "tests/testing/npz_reader.h"
 #include "tests/testing/pipeline_test_util.h"
 
 namespace sluice {
@@ -33,6 +32,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::ParseConfig;
+using testing::ReadFileToString;
 using testing::StageTotals;
 using testing::TempDir;
 using testing::WriteFile;
@@ -504,15 +504,9 @@ class WatchedReads {
   std::map<uint64_t, int> reads_;
 };
 
-// The bytes of the file at `path`.
-std::string FileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Where the 16 bytes of row `row`'s vec value sit in the file at `path`.
 uint64_t VecOffset(const std::string& path, int64_t row) {
-  const std::string bytes = FileBytes(path);
+  const std::string bytes = ReadFileToString(path).value();
   float vec[4];
   for (int k = 0; k < 4; ++k) vec[k] = VecValue(row, k);
   const size_t at = bytes.find(
@@ -554,7 +548,7 @@ TEST(ArrowSourceTest, AFailedBlockReadSkipsTheRestOfItsFileWithReadsInFlight) {
 // Where the footer of the Arrow IPC file at `path` begins: the file ends
 // [footer][int32 footer length]["ARROW1"].
 uint64_t FooterStart(const std::string& path) {
-  const std::string bytes = FileBytes(path);
+  const std::string bytes = ReadFileToString(path).value();
   int32_t length = 0;
   std::memcpy(&length, bytes.data() + bytes.size() - 10, sizeof length);
   return bytes.size() - 10 - static_cast<uint64_t>(length);
@@ -739,7 +733,7 @@ TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
   WriteFile(dir / "notes.txt", "x");
   {  // truncated: the first half of a good file
     WriteArrowFile(dir / "full.tmp", 100, 10, 4);
-    const std::string bytes = FileBytes(dir / "full.tmp");
+    const std::string bytes = ReadFileToString(dir / "full.tmp").value();
     WriteFile(dir / "truncated.arrow", bytes.substr(0, bytes.size() / 2));
     std::filesystem::remove(dir / "full.tmp");
   }
