@@ -13,12 +13,15 @@
 // reservoir defaults to 20000 frames (min fill 5000) instead of the
 // production 200000 so the run fits a small CI machine.
 // Exits 1 on:
-// - a leak trend: RSS at the end, less the batch buffers added since the
-//   reference point, more than 5 % above RSS at the reference point (2
-//   minutes in, or a third of the run when that is earlier). Added batch
-//   buffers are left out: the tensor generator's pool of them is bounded
-//   but grows by a whole batch (37 MB at 1024 positions) whenever the
-//   generator first gets further ahead of the consumer, which may be late;
+// - a leak trend: RSS at the end, less what the batch buffers and the
+//   reservoir grew by since the reference point, more than 5 % above RSS at
+//   the reference point (2 minutes in, or a third of the run when that is
+//   earlier). Both are bounded but may grow late, so their growth is left
+//   out: the tensor generator's pool of batch buffers grows by a whole
+//   batch (37 MB at 1024 positions) whenever the generator first gets
+//   further ahead of the consumer, and the sampler's reservoir grows from
+//   min_fill towards its size (about 1.2 KB a frame, 18 MB from 5000 to
+//   20000) whenever the consumer is the slower side for a while;
 // - a hang: no batch for 5 s;
 // - a pipeline error;
 // - with --single-pass-check, a lost or duplicated chunk: after the soak,
@@ -130,14 +133,26 @@ double BatchBufferMib(const DataLoaderMetricsProto& metrics) {
   return static_cast<double>(bytes) / (1 << 20);
 }
 
-// RSS and the batch buffers' part of it, in MiB.
+// Bytes the samplers' reservoirs hold now, in MiB.
+double ReservoirMib(const DataLoaderMetricsProto& metrics) {
+  uint64_t bytes = 0;
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    bytes += stage.shuffling_frame_sampler().resident_bytes();
+  }
+  return static_cast<double>(bytes) / (1 << 20);
+}
+
+// RSS and the bounded parts of it that may grow late, in MiB.
 struct Memory {
   double rss_mib = 0;
   double batch_mib = 0;
+  double reservoir_mib = 0;
 };
 Memory MemoryNow(DataLoader& loader) {
+  const DataLoaderMetricsProto metrics = loader.GetMetrics();
   return {.rss_mib = RssMib(),
-          .batch_mib = BatchBufferMib(loader.GetMetrics())};
+          .batch_mib = BatchBufferMib(metrics),
+          .reservoir_mib = ReservoirMib(metrics)};
 }
 
 GeneratedFiles Write(const std::string& dir, int first_game, int games) {
@@ -236,10 +251,11 @@ int Main(int argc, char** argv) {
   double max_gap = 0;
   uint64_t positions = 0, batches = 0, interval_positions = 0;
   std::string failure;
-  std::printf("%8s %10s %12s %9s %9s %8s %8s %8s %6s\n", "time_s", "batches",
-              "positions/s", "rss_mib", "batch_mib", "files", "in_pool", "fill",
-              "skips");
-  std::string rss_series = "[", batch_series = "[", rate_series = "[";
+  std::printf("%8s %10s %12s %9s %9s %9s %8s %8s %8s %6s\n", "time_s",
+              "batches", "positions/s", "rss_mib", "batch_mib", "resv_mib",
+              "files", "in_pool", "fill", "skips");
+  std::string rss_series = "[", batch_series = "[", reservoir_series = "[",
+              rate_series = "[";
   while (Seconds(Clock::now() - start) < flags.seconds) {
     const Clock::time_point asked = Clock::now();
     auto next = loader.pipeline().GetNextFor<TypedBatch>(
@@ -274,12 +290,16 @@ int Main(int argc, char** argv) {
       }
       const double rss = RssMib();
       const double batch_mib = BatchBufferMib(metrics);
-      std::printf("%8.1f %10lu %12.0f %9.1f %9.1f %8lu %8lu %8lu %6lu\n", now,
-                  batches, rate, rss, batch_mib, files, in_pool, fill, skips);
+      const double reservoir_mib = ReservoirMib(metrics);
+      std::printf("%8.1f %10lu %12.0f %9.1f %9.1f %9.1f %8lu %8lu %8lu %6lu\n",
+                  now, batches, rate, rss, batch_mib, reservoir_mib, files,
+                  in_pool, fill, skips);
       std::fflush(stdout);
       rss_series += (rss_series.size() > 1 ? "," : "") + std::to_string(rss);
       batch_series +=
           (batch_series.size() > 1 ? "," : "") + std::to_string(batch_mib);
+      reservoir_series += (reservoir_series.size() > 1 ? "," : "") +
+                          std::to_string(reservoir_mib);
       rate_series += (rate_series.size() > 1 ? "," : "") + std::to_string(rate);
       interval_positions = 0;
       last_report = Clock::now();
@@ -293,10 +313,14 @@ int Main(int argc, char** argv) {
   loader.Stop();
   const double rss_reference = reference ? reference->rss_mib : 0;
   const double rss_end =
-      end.rss_mib - (reference ? end.batch_mib - reference->batch_mib : 0);
+      end.rss_mib - (reference
+                         ? (end.batch_mib - reference->batch_mib) +
+                               (end.reservoir_mib - reference->reservoir_mib)
+                         : 0);
   if (failure.empty() && reference && rss_end > rss_reference * kLeakRatio) {
     failure = "leak trend: RSS " + std::to_string(rss_reference) + " -> " +
-              std::to_string(rss_end) + " MiB (less added batch buffers)";
+              std::to_string(rss_end) +
+              " MiB (less what batch buffers and reservoir grew by)";
   }
   std::string single_pass = "skipped";
   if (failure.empty() && flags.single_pass_check) {
@@ -317,12 +341,14 @@ int Main(int argc, char** argv) {
       "JSON {\"seconds\":%.1f,\"batches\":%lu,\"positions_per_second\":%.0f,"
       "\"max_batch_gap_seconds\":%.3f,"
       "\"rss_reference_mib\":%.1f,"
-      "\"rss_end_less_added_batches_mib\":%.1f,\"rss_mib\":%s],"
-      "\"batch_buffer_mib\":%s],\"positions_per_second_series\":%s],"
+      "\"rss_end_less_growth_mib\":%.1f,\"rss_mib\":%s],"
+      "\"batch_buffer_mib\":%s],\"reservoir_mib\":%s],"
+      "\"positions_per_second_series\":%s],"
       "\"skips\":%s},\"single_pass\":\"%s\",\"failure\":\"%s\"}\n",
       elapsed, batches, positions / elapsed, max_gap, rss_reference, rss_end,
-      rss_series.c_str(), batch_series.c_str(), rate_series.c_str(),
-      skips_json.c_str(), single_pass.c_str(), failure.c_str());
+      rss_series.c_str(), batch_series.c_str(), reservoir_series.c_str(),
+      rate_series.c_str(), skips_json.c_str(), single_pass.c_str(),
+      failure.c_str());
   if (flags.dir.empty()) std::filesystem::remove_all(dir);
   if (!failure.empty()) {
     std::fprintf(stderr, "soak_benchmark: FAIL: %s\n", failure.c_str());

@@ -50,12 +50,16 @@
 //
 // The metric both stages report (how well the stream is being shuffled):
 // the reservoir's fill against its capacity, and items received and
-// emitted. TakeMetrics() may be called from any thread.
+// emitted. For item types that say what one holds (ResidentBytes(item),
+// found by argument-dependent lookup; lc0's Frame), also the bytes the
+// residents hold, so a bounded reservoir filling up is told apart from a
+// leak. TakeMetrics() may be called from any thread.
 #ifndef SLUICE_STAGES_GENERIC_RESERVOIR_SHUFFLER_H_
 #define SLUICE_STAGES_GENERIC_RESERVOIR_SHUFFLER_H_
 
 #include <algorithm>
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -88,6 +92,9 @@ struct ReservoirMetrics {
   uint64_t fill = 0;      // residents now (a gauge)
   uint64_t received = 0;
   uint64_t emitted = 0;
+  // What the residents hold (a gauge); 0 for item types without
+  // ResidentBytes.
+  uint64_t resident_bytes = 0;
 };
 
 // The state ReservoirShuffler::Save() gives (references, see above).
@@ -107,6 +114,9 @@ class ReservoirShuffler {
     { CheckpointRef(item) } -> std::same_as<ItemRef>;
     { CheckpointCursor(item) } -> std::same_as<StreamCursor>;
   };
+  static constexpr bool kSized = requires(const T& item) {
+    { ResidentBytes(item) } -> std::convertible_to<uint64_t>;
+  };
 
  public:
   // `size` at least 1, `min_fill` at most `size` (the stage checks both).
@@ -125,6 +135,9 @@ class ReservoirShuffler {
   uint64_t min_fill() const { return min_fill_; }
   // Residents now. Only for the coroutine running the shuffler (and tests).
   size_t residents() const { return reservoir_.size(); }
+  // What the residents hold (ResidentBytes summed; 0 without it). Only as
+  // residents().
+  uint64_t resident_bytes() const { return resident_bytes_; }
 
   // The steps Run() is made of, public for tests. Not thread-safe.
   //
@@ -132,11 +145,13 @@ class ReservoirShuffler {
   // `size` it takes the slot of a uniformly chosen resident, which is
   // returned and must be emitted.
   std::optional<T> Admit(T item) {
+    resident_bytes_ += BytesOf(item);
     if (reservoir_.size() < size_) {
       reservoir_.push_back(std::move(item));
       return std::nullopt;
     }
     std::swap(item, reservoir_[random_.Below(reservoir_.size())]);
+    resident_bytes_ -= BytesOf(item);
     return item;
   }
   // Moves uniformly chosen residents to `out` while the reservoir is above
@@ -314,6 +329,8 @@ class ReservoirShuffler {
                uint32_t skip) requires kJournaled {
     std::lock_guard lock(mu_);
     reservoir_ = std::move(reservoir);
+    resident_bytes_ = 0;
+    for (const T& item : reservoir_) resident_bytes_ += BytesOf(item);
     random_ = StableRandom(random_state);
     past_min_fill_ = past_min_fill;
     skip_below_ = skip;
@@ -332,7 +349,9 @@ class ReservoirShuffler {
     return {.capacity = size_,
             .fill = fill_.load(std::memory_order_relaxed),
             .received = received_.exchange(0, std::memory_order_relaxed),
-            .emitted = emitted_.exchange(0, std::memory_order_relaxed)};
+            .emitted = emitted_.exchange(0, std::memory_order_relaxed),
+            .resident_bytes =
+                published_resident_bytes_.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -351,11 +370,21 @@ class ReservoirShuffler {
       reservoir_[slot] = std::move(reservoir_.back());
     }
     reservoir_.pop_back();
+    resident_bytes_ -= BytesOf(item);
     return item;
+  }
+
+  static uint64_t BytesOf(const T& item) {
+    if constexpr (kSized) {
+      return ResidentBytes(item);
+    } else {
+      return 0;
+    }
   }
 
   void UpdateFill() {
     fill_.store(reservoir_.size(), std::memory_order_relaxed);
+    published_resident_bytes_.store(resident_bytes_, std::memory_order_relaxed);
   }
 
   // Journaling (under mu_): logs an item decided for output.
@@ -401,7 +430,8 @@ class ReservoirShuffler {
   // Save() and Acknowledge() take) once journaling (Lock()).
   std::mutex mu_;
   std::vector<T> reservoir_;
-  uint64_t past_min_fill_ = 0;  // items taken in since min_fill was reached
+  uint64_t resident_bytes_ = 0;  // BytesOf summed over reservoir_
+  uint64_t past_min_fill_ = 0;   // items taken in since min_fill was reached
   StableRandom random_;
   // Checkpoints: emitted items from number journal_base_ on; the last item
   // taken in; a restored shuffler's skip and pending items.
@@ -414,6 +444,7 @@ class ReservoirShuffler {
   std::vector<T> restored_pending_;
   std::vector<T> put_back_;
   std::atomic<uint64_t> fill_{0};
+  std::atomic<uint64_t> published_resident_bytes_{0};
   std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> emitted_{0};
 };

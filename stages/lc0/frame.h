@@ -48,6 +48,12 @@ inline StreamCursor CheckpointCursor(const Frame& frame) {
   return {.position = frame.chunk_position, .ordinal = frame.ordinal};
 }
 
+// What a frame waiting in the reservoir holds: itself and its packed
+// record (for the sampler's resident_bytes metric).
+inline uint64_t ResidentBytes(const Frame& frame) {
+  return sizeof(Frame) + frame.record.heap_bytes();
+}
+
 }  // namespace sluice::lc0
 
 #endif  // SLUICE_STAGES_LC0_FRAME_H_

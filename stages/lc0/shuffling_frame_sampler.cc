@@ -216,6 +216,7 @@ void ShufflingFrameSampler::AddMetrics(StageMetricProto& metrics) {
   sampler->set_fill(reservoir.fill);
   sampler->set_frames_received(reservoir.received);
   sampler->set_frames_emitted(reservoir.emitted);
+  sampler->set_resident_bytes(reservoir.resident_bytes);
 }
 
 }  // namespace sluice::lc0

@@ -150,6 +150,48 @@ TEST(ReservoirShufflerTest, RunGrowsWhileOutputIsFull) {
   EXPECT_EQ(out, Iota(10));
 }
 
+// An item that says what it holds (ResidentBytes, found by
+// argument-dependent lookup).
+struct Sized {
+  uint64_t bytes = 0;
+};
+uint64_t ResidentBytes(const Sized& item) { return item.bytes; }
+
+// resident_bytes sums what the residents hold through admission, eviction
+// and draining, and the metric reports it as of the last group taken in.
+TEST(ReservoirShufflerTest, ResidentBytesSumWhatTheResidentsHold) {
+  ReservoirShuffler<Sized> shuffler(/*size=*/3, /*min_fill=*/3, /*seed=*/1);
+  EXPECT_EQ(shuffler.Admit({10}), std::nullopt);
+  EXPECT_EQ(shuffler.Admit({20}), std::nullopt);
+  EXPECT_EQ(shuffler.Admit({30}), std::nullopt);
+  EXPECT_EQ(shuffler.resident_bytes(), 60u);
+  const std::optional<Sized> evicted = shuffler.Admit({1000});
+  ASSERT_TRUE(evicted.has_value());
+  EXPECT_EQ(shuffler.resident_bytes(), 1060 - evicted->bytes);
+  uint64_t drained = 0;
+  while (shuffler.residents() > 0) drained += shuffler.TakeRandom().bytes;
+  EXPECT_EQ(drained, 1060 - evicted->bytes);
+  EXPECT_EQ(shuffler.resident_bytes(), 0u);
+
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  Channel<Sized> input("input", 10);
+  Channel<Sized> output("output", 10);
+  ReservoirShuffler<Sized> running(/*size=*/8, /*min_fill=*/4, /*seed=*/1);
+  runner.Spawn(running.Run(&input, &output, nullptr));
+  for (uint64_t bytes : {1, 2, 4}) {
+    Sized item{bytes};
+    ASSERT_TRUE(input.TrySend(item));
+  }
+  io.poll();
+  EXPECT_EQ(running.TakeMetrics().resident_bytes, 7u);
+  input.Close();
+  runner.RunToCompletion();
+  EXPECT_EQ(running.TakeMetrics().resident_bytes, 0u);
+  // Items without ResidentBytes report none.
+  EXPECT_EQ(Shuffler(4, 4, 1).TakeMetrics().resident_bytes, 0u);
+}
+
 TEST(ReservoirShufflerTest, DeterministicScheduleGrowsByHalfTheInput) {
   Shuffler shuffler(/*size=*/10, /*min_fill=*/4, /*seed=*/1,
                     /*deterministic=*/true);

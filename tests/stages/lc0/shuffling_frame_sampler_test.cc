@@ -20,6 +20,7 @@ using ::sluice::lc0::testing::LabelledFrames;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::Unpacked;
+using ::sluice::lc0::testing::WaitUntil;
 using ::testing::HasSubstr;
 
 // source (frames 0..count-1) -> sampler with `sampler_config`.
@@ -136,6 +137,33 @@ TEST(ShufflingFrameSamplerTest, MetricsCountFramesFillAndCapacity) {
   EXPECT_EQ(totals.frames_received(), 1000u);
   EXPECT_EQ(totals.frames_emitted(), 1000u);
   EXPECT_EQ(totals.fill(), 0u);  // drained
+}
+
+// resident_bytes is what the frames in the reservoir hold: with nobody
+// reading, the reservoir grows past min_fill and the gauge (published with
+// the fill, once per group of frames taken in) settles at fill times one
+// frame's bytes; it falls to 0 once the frames are drained.
+TEST(ShufflingFrameSamplerTest, ResidentBytesFollowTheFill) {
+  const uint64_t frame_bytes =
+      ResidentBytes(LabelledFrames(1).front());  // all alike
+  EXPECT_GT(frame_bytes, sizeof(Frame));
+  DataLoader loader(FactoryWithSource("source", LabelledFrames(1000)));
+  loader.Configure(ParseConfig(Config("reservoir_size: 500 min_fill: 200")));
+  loader.Start();
+  ShufflingFrameSamplerMetricsProto sampler;
+  EXPECT_TRUE(WaitUntil([&] {
+    sampler = StageTotals(loader, "sampler").shuffling_frame_sampler();
+    return sampler.fill() >= 200 &&
+           sampler.resident_bytes() == sampler.fill() * frame_bytes;
+  })) << sampler.fill()
+      << " frames, " << sampler.resident_bytes() << " bytes";
+  uint64_t out = 0;
+  while (loader.GetNext<Frame>()) ++out;
+  EXPECT_EQ(out, 1000u);
+  loader.Stop();
+  EXPECT_EQ(
+      StageTotals(loader, "sampler").shuffling_frame_sampler().resident_bytes(),
+      0u);
 }
 
 TEST(ShufflingFrameSamplerTest, MinFillHonoured) {
