@@ -124,35 +124,24 @@ double RssMib() {
   return static_cast<double>(resident * sysconf(_SC_PAGESIZE)) / (1 << 20);
 }
 
-// Bytes of the tensor generators' batch buffers now, in MiB.
-double BatchBufferMib(const DataLoaderMetricsProto& metrics) {
-  uint64_t bytes = 0;
-  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
-    bytes += stage.tensor_generator().batch_buffer_bytes();
-  }
-  return static_cast<double>(bytes) / (1 << 20);
-}
-
-// Bytes the samplers' reservoirs hold now, in MiB.
-double ReservoirMib(const DataLoaderMetricsProto& metrics) {
-  uint64_t bytes = 0;
-  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
-    bytes += stage.shuffling_frame_sampler().resident_bytes();
-  }
-  return static_cast<double>(bytes) / (1 << 20);
-}
-
-// RSS and the bounded parts of it that may grow late, in MiB.
+// RSS now and the bounded parts of it that may grow late, as `metrics`
+// report them: the tensor generators' batch buffers and the samplers'
+// reservoirs; in MiB.
 struct Memory {
   double rss_mib = 0;
   double batch_mib = 0;
   double reservoir_mib = 0;
 };
-Memory MemoryNow(DataLoader& loader) {
-  const DataLoaderMetricsProto metrics = loader.GetMetrics();
+Memory MemoryNow(const DataLoaderMetricsProto& metrics) {
+  uint64_t batch_bytes = 0, reservoir_bytes = 0;
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    batch_bytes += stage.tensor_generator().batch_buffer_bytes();
+    reservoir_bytes += stage.shuffling_frame_sampler().resident_bytes();
+  }
+  constexpr double kMib = 1 << 20;
   return {.rss_mib = RssMib(),
-          .batch_mib = BatchBufferMib(metrics),
-          .reservoir_mib = ReservoirMib(metrics)};
+          .batch_mib = batch_bytes / kMib,
+          .reservoir_mib = reservoir_bytes / kMib};
 }
 
 GeneratedFiles Write(const std::string& dir, int first_game, int games) {
@@ -274,7 +263,8 @@ int Main(int argc, char** argv) {
     positions += next->item->size();
     interval_positions += next->item->size();
     const double now = Seconds(Clock::now() - start);
-    if (!reference && now >= reference_at) reference = MemoryNow(loader);
+    if (!reference && now >= reference_at)
+      reference = MemoryNow(loader.GetMetrics());
     if (Seconds(Clock::now() - last_report) >= report_every) {
       const double rate =
           interval_positions / Seconds(Clock::now() - last_report);
@@ -288,35 +278,33 @@ int Main(int argc, char** argv) {
           skips += skip.count();
         }
       }
-      const double rss = RssMib();
-      const double batch_mib = BatchBufferMib(metrics);
-      const double reservoir_mib = ReservoirMib(metrics);
+      const Memory memory = MemoryNow(metrics);
       std::printf("%8.1f %10lu %12.0f %9.1f %9.1f %9.1f %8lu %8lu %8lu %6lu\n",
-                  now, batches, rate, rss, batch_mib, reservoir_mib, files,
-                  in_pool, fill, skips);
+                  now, batches, rate, memory.rss_mib, memory.batch_mib,
+                  memory.reservoir_mib, files, in_pool, fill, skips);
       std::fflush(stdout);
-      rss_series += (rss_series.size() > 1 ? "," : "") + std::to_string(rss);
-      batch_series +=
-          (batch_series.size() > 1 ? "," : "") + std::to_string(batch_mib);
+      rss_series +=
+          (rss_series.size() > 1 ? "," : "") + std::to_string(memory.rss_mib);
+      batch_series += (batch_series.size() > 1 ? "," : "") +
+                      std::to_string(memory.batch_mib);
       reservoir_series += (reservoir_series.size() > 1 ? "," : "") +
-                          std::to_string(reservoir_mib);
+                          std::to_string(memory.reservoir_mib);
       rate_series += (rate_series.size() > 1 ? "," : "") + std::to_string(rate);
       interval_positions = 0;
       last_report = Clock::now();
     }
   }
   const double elapsed = Seconds(Clock::now() - start);
-  const Memory end = MemoryNow(loader);
+  const Memory end = MemoryNow(loader.GetMetrics());
   kill(writer, SIGKILL);
   waitpid(writer, nullptr, 0);
   const std::map<std::string, uint64_t> skips = SkipCounts(loader);
   loader.Stop();
   const double rss_reference = reference ? reference->rss_mib : 0;
   const double rss_end =
-      end.rss_mib - (reference
-                         ? (end.batch_mib - reference->batch_mib) +
-                               (end.reservoir_mib - reference->reservoir_mib)
-                         : 0);
+      reference ? end.rss_mib - (end.batch_mib - reference->batch_mib) -
+                      (end.reservoir_mib - reference->reservoir_mib)
+                : end.rss_mib;
   if (failure.empty() && reference && rss_end > rss_reference * kLeakRatio) {
     failure = "leak trend: RSS " + std::to_string(rss_reference) + " -> " +
               std::to_string(rss_end) +
