@@ -2,6 +2,7 @@
 // costs and how fast a resume reaches its first batch.
 //
 //   build/bench/checkpoint_benchmark [--games N] [--rounds N] [--threads N]
+//                                    [--elastic 1]
 //
 // Run from the repository (it reads proto/examples/lc0_train.textproto).
 // The data set is generated once into /tmp/sluice_lc0_bench_<N> (default
@@ -13,6 +14,12 @@
 // resumes from one of them: the time from building it to its first batch,
 // and a check that the next 10 batches equal those the first run yielded
 // after that checkpoint.
+//
+// --elastic 1: instead, ranks 0 and 1 of a 2-rank run each take 20
+// batches and checkpoint; then, interleaved per round, a rank resumes from
+// both checkpoints on 2 ranks (its own, a same-size resume) and on 3 ranks
+// (an elastic resume: rank `round mod 3` of 3), each timed from building
+// the loader to its first batch.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -57,11 +64,63 @@ struct Saved {
   std::vector<uint64_t> next;  // the 10 batches that followed it
 };
 
+// A loader of `config` as rank `rank` of `world_size`, resumed from
+// `checkpoints`: the seconds from building it to its first batch.
+double ResumeToFirstBatch(DataLoaderConfig config, uint32_t rank,
+                          uint32_t world_size,
+                          const std::vector<std::string>& checkpoints) {
+  config.set_rank(rank);
+  config.set_world_size(world_size);
+  const auto start = Clock::now();
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  loader.Resume(checkpoints);
+  loader.Start();
+  Take(loader, 1);
+  return Seconds(Clock::now() - start);
+}
+
+// --elastic: 2 ranks' checkpoints resumed on 2 and on 3 ranks.
+void CompareElasticResume(const DataLoaderConfig& config, int rounds) {
+  std::vector<std::string> checkpoints;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    DataLoaderConfig ranked = config;
+    ranked.set_rank(rank);
+    ranked.set_world_size(2);
+    DataLoader loader(CreateStage);
+    loader.Configure(ranked);
+    loader.Start();
+    Take(loader, 20);
+    checkpoints.push_back(loader.Checkpoint());
+    std::printf("rank %u of 2: checkpoint of %.2f MB after 20 batches\n", rank,
+                checkpoints.back().size() / 1e6);
+  }
+  std::vector<double> same, elastic;
+  for (int round = 0; round < rounds; ++round) {
+    same.push_back(ResumeToFirstBatch(config, round % 2, 2, checkpoints));
+    elastic.push_back(ResumeToFirstBatch(config, round % 3, 3, checkpoints));
+    std::printf(
+        "round %d: first batch after %.2f s on 2 ranks (rank %d), %.2f s on "
+        "3 ranks (rank %d): %.2fx\n",
+        round + 1, same.back(), round % 2, elastic.back(), round % 3,
+        elastic.back() / same.back());
+  }
+  std::sort(same.begin(), same.end());
+  std::sort(elastic.begin(), elastic.end());
+  std::printf(
+      "2 -> 3 ranks: first batch after %.2f-%.2f s (median %.2f); 2 -> 2: "
+      "%.2f-%.2f s (median %.2f); ratio of medians %.2fx\n",
+      elastic.front(), elastic.back(), elastic[elastic.size() / 2],
+      same.front(), same.back(), same[same.size() / 2],
+      elastic[elastic.size() / 2] / same[same.size() / 2]);
+}
+
 int Main(int argc, char** argv) {
   bench::SetProgramName("checkpoint_benchmark");
   int games = 20000;
   int rounds = 5;
   unsigned threads = 2;
+  bool elastic = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
@@ -71,6 +130,8 @@ int Main(int argc, char** argv) {
       rounds = std::max(1, value);
     } else if (flag == "--threads") {
       threads = std::max(1, value);
+    } else if (flag == "--elastic") {
+      elastic = value != 0;
     } else {
       bench::Die("unknown flag " + flag);
     }
@@ -86,6 +147,10 @@ int Main(int argc, char** argv) {
   }
   std::printf("%zu tars, reservoir %zu frames, %u threads, deterministic\n",
               tars, bench::ReservoirSize(config), threads);
+  if (elastic) {
+    CompareElasticResume(config, rounds);
+    return 0;
+  }
 
   std::vector<Saved> saved;
   {

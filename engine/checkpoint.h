@@ -18,6 +18,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace sluice {
@@ -48,6 +49,43 @@ struct ResumeRequest {
   // Items of group `from` already taken in, to drop again (a stage whose
   // input comes in groups; 0 otherwise).
   uint32_t skip = 0;
+};
+
+// Elastic resume: a run of M ranks resumes from the checkpoints that a run
+// of N ranks took (Pipeline::Resume with N != M). Every stage of the chain
+// merges the N states it saved into its new rank's, from the output
+// upstream as a checkpoint walks it (Stage::PlanElasticResume): a stage
+// that holds items names the ones it needs read again by old rank and
+// reference, and the stage that ends the walk says what those references
+// become in the resumed run (ElasticResume::translate). Then every stage
+// restores its merged state (Stage::FinishElasticResume). Each new rank
+// computes its share alone, from the same checkpoints: a pure function of
+// the checkpoints, the config, the rank and M.
+
+// An item named by reference in the checkpoint of old rank `rank`.
+struct OldItemRef {
+  uint32_t rank = 0;
+  ItemRef ref;
+};
+
+// What a stage needs from its input stage's merged state.
+struct ElasticRequest {
+  // Items to read again ahead of the stream, in any order.
+  std::vector<OldItemRef> restore;
+  // By old rank: the items of the group where that rank's input resumes
+  // that its stage had already taken in (ResumeRequest::skip).
+  std::vector<uint32_t> skip;
+};
+
+// The resume that every stage of the chain shares.
+struct ElasticResume {
+  uint32_t rank = 0;        // this rank
+  uint32_t world_size = 1;  // M
+  // N: the checkpoints, one per old rank, in rank order.
+  uint32_t old_world_size = 1;
+  // Set by the stage that ends the walk: the unit `unit` of old rank
+  // `old_rank` names in the resumed run (engine/checkpoint.h ItemRef).
+  std::function<uint64_t(uint32_t old_rank, uint64_t unit)> translate;
 };
 
 // What an item arriving at a resuming stage is (a stage whose state names

@@ -68,6 +68,22 @@ void DataLoader::Resume(std::string_view checkpoint) {
   if (!resumed.ok()) throw ConfigError(std::string(resumed.message()));
 }
 
+void DataLoader::Resume(const std::vector<std::string>& checkpoints) {
+  std::vector<LoaderCheckpoint> parsed;
+  parsed.reserve(checkpoints.size());
+  for (size_t i = 0; i < checkpoints.size(); ++i) {
+    absl::StatusOr<LoaderCheckpoint> one = ParseCheckpoint(checkpoints[i]);
+    if (!one.ok()) {
+      throw ConfigError(absl::StrCat("resume: checkpoint ", i + 1, " of ",
+                                     checkpoints.size(), ": ",
+                                     one.status().message()));
+    }
+    parsed.push_back(*std::move(one));
+  }
+  const absl::Status resumed = pipeline_.Resume(parsed);
+  if (!resumed.ok()) throw ConfigError(std::string(resumed.message()));
+}
+
 std::vector<StageControlResponse> DataLoader::SendControlMessage(
     const StageControlRequest& request) {
   return pipeline_.SendControlMessage(request);

@@ -77,6 +77,11 @@ class DataLoader {
   // Before Start(): continue from checkpoint bytes; throws ConfigError for
   // damaged bytes, another config or a pipeline that cannot resume.
   void Resume(std::string_view checkpoint);
+  // Before Start(): continue from the checkpoints of every rank of a run,
+  // on this pipeline's rank and world_size (Pipeline::Resume: the same
+  // number of ranks, or another one); throws ConfigError as above and when
+  // they are not every rank's of one run.
+  void Resume(const std::vector<std::string>& checkpoints);
 
   DataLoaderMetricsProto GetMetrics() { return pipeline_.GetMetrics(); }
   std::vector<StageControlResponse> SendControlMessage(

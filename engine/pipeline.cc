@@ -21,7 +21,7 @@ namespace {
 using google::protobuf::FieldDescriptor;
 
 // The LoaderCheckpoint.format this build writes and reads.
-constexpr uint32_t kCheckpointFormat = 2;
+constexpr uint32_t kCheckpointFormat = 3;
 
 // StageConfig fields numbered from here on are stage-specific configs.
 constexpr int kFirstStageTypeField = 100;
@@ -95,6 +95,15 @@ void ClearParallelism(google::protobuf::Message& message) {
       }
     }
   }
+}
+
+// OK when `checkpoint` is in the format this build reads.
+absl::Status CheckFormat(const LoaderCheckpoint& checkpoint) {
+  if (checkpoint.format() == kCheckpointFormat) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "resume: the checkpoint is in format ", checkpoint.format(),
+      " (written by another sluice version); this build reads format ",
+      kCheckpointFormat, " only"));
 }
 
 }  // namespace
@@ -526,12 +535,7 @@ absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
     return absl::FailedPreconditionError(
         "resume: the pipeline is already started; resume before Start()");
   }
-  if (checkpoint.format() != kCheckpointFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resume: the checkpoint is in format ", checkpoint.format(),
-        " (written by another sluice version); this build reads format ",
-        kCheckpointFormat, " only"));
-  }
+  SLUICE_RETURN_IF_ERROR(CheckFormat(checkpoint));
   if (!Resumable()) {
     return absl::FailedPreconditionError(
         "resume: needs DataLoaderConfig.deterministic: true or resumable: "
@@ -563,6 +567,127 @@ absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
   }
   delivered_.store(checkpoint.batches());
   resumed_at_ = checkpoint.batches();
+  return absl::OkStatus();
+}
+
+absl::Status Pipeline::Resume(
+    const std::vector<LoaderCheckpoint>& checkpoints) {
+  if (checkpoints.empty()) {
+    return absl::InvalidArgumentError("resume: no checkpoint given");
+  }
+  const auto old_world_size = static_cast<uint32_t>(checkpoints.size());
+  std::vector<const LoaderCheckpoint*> by_rank(old_world_size, nullptr);
+  DataLoaderConfig expected = BatchDefiningConfig();
+  expected.clear_rank();
+  expected.clear_world_size();
+  for (const LoaderCheckpoint& checkpoint : checkpoints) {
+    SLUICE_RETURN_IF_ERROR(CheckFormat(checkpoint));
+    const uint32_t rank = checkpoint.config().rank();
+    const uint32_t world_size = checkpoint.config().world_size();
+    if (world_size != old_world_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resume: ", old_world_size,
+          " checkpoints given, but one was taken by rank ", rank, " of ",
+          world_size,
+          ": give the checkpoints of every rank of one run, each once"));
+    }
+    if (rank >= world_size || by_rank[rank] != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resume: two checkpoints of rank ", rank, " given (of ", world_size,
+          " ranks): give the checkpoints of every rank of one run, each "
+          "once"));
+    }
+    by_rank[rank] = &checkpoint;
+    DataLoaderConfig taken = checkpoint.config();
+    taken.clear_rank();
+    taken.clear_world_size();
+    std::string difference;
+    google::protobuf::util::MessageDifferencer differencer;
+    differencer.ReportDifferencesToString(&difference);
+    if (!differencer.Compare(taken, expected)) {
+      if (difference.size() > 400) difference.resize(400);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "resume: the checkpoint of rank ", rank, " of ", world_size,
+          " was taken with another config (checkpoint -> this pipeline): ",
+          difference));
+    }
+  }
+  if (old_world_size == options_.world_size()) {
+    return Resume(*by_rank[options_.rank()]);
+  }
+  std::vector<LoaderCheckpoint> ordered;
+  ordered.reserve(old_world_size);
+  for (const LoaderCheckpoint* checkpoint : by_rank) {
+    ordered.push_back(*checkpoint);
+  }
+  return ResumeElastic(ordered);
+}
+
+absl::Status Pipeline::ResumeElastic(
+    const std::vector<LoaderCheckpoint>& checkpoints) {
+  if (state_ != State::kConfiguring) {
+    return absl::FailedPreconditionError(
+        "resume: the pipeline is already started; resume before Start()");
+  }
+  if (!Resumable()) {
+    return absl::FailedPreconditionError(
+        "resume: needs DataLoaderConfig.deterministic: true or resumable: "
+        "true");
+  }
+  const LoaderCheckpoint& first = checkpoints.front();
+  ElasticResume resume{
+      .rank = options_.rank(),
+      .world_size = options_.world_size(),
+      .old_world_size = static_cast<uint32_t>(checkpoints.size())};
+  ElasticRequest request{.skip = std::vector<uint32_t>(checkpoints.size())};
+  std::vector<Stage*> planned;
+  for (int s = 0; s < first.stage_size(); ++s) {
+    const std::string& stage_name = first.stage(s).name();
+    Stage* stage = FindStage(stage_name);
+    if (stage == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resume: the checkpoints name stage '", stage_name,
+                       "', which this pipeline does not have"));
+    }
+    std::vector<std::string> states;
+    for (const LoaderCheckpoint& checkpoint : checkpoints) {
+      if (checkpoint.stage_size() != first.stage_size() ||
+          checkpoint.stage(s).name() != stage_name) {
+        return absl::InvalidArgumentError(
+            "resume: the checkpoints hold the states of different stages: "
+            "not the checkpoints of one run");
+      }
+      states.push_back(checkpoint.stage(s).state());
+    }
+    absl::StatusOr<std::optional<ElasticRequest>> next =
+        stage->PlanElasticResume(states, request, resume);
+    if (!next.ok()) {
+      return absl::Status(next.status().code(),
+                          absl::StrCat("resume: stage '", stage_name,
+                                       "': ", next.status().message()));
+    }
+    planned.push_back(stage);
+    if (!next->has_value()) break;
+    request = **next;
+  }
+  if (!resume.translate) {
+    resume.translate = [](uint32_t, uint64_t unit) { return unit; };
+  }
+  for (Stage* stage : planned) {
+    if (absl::Status finished = stage->FinishElasticResume(resume);
+        !finished.ok()) {
+      return absl::Status(finished.code(),
+                          absl::StrCat("resume: stage '", stage->name(),
+                                       "': ", finished.message()));
+    }
+  }
+  // Data-parallel ranks step together: the step the run had reached.
+  uint64_t batches = 0;
+  for (const LoaderCheckpoint& checkpoint : checkpoints) {
+    batches = std::max(batches, checkpoint.batches());
+  }
+  delivered_.store(batches);
+  resumed_at_ = batches;
   return absl::OkStatus();
 }
 

@@ -121,6 +121,17 @@ class Pipeline {
   // another config (the error names the first difference) or names a stage
   // this pipeline does not have.
   absl::Status Resume(const LoaderCheckpoint& checkpoint);
+  // After Configure, before Start: continue from the checkpoints that every
+  // rank of one run took at the same step (one per rank, in any order).
+  // With as many as this pipeline's world_size, this rank resumes from its
+  // own as above; with another number, the old ranks' states are merged and
+  // this rank takes its share (an elastic resume, engine/checkpoint.h),
+  // computed alone: the ranks need not talk. Refused (nothing started) as
+  // above, and when the checkpoints are not every rank of one run: a
+  // config that differs beyond rank and world_size (the error names the
+  // checkpoint and the first difference), a rank given twice or missing,
+  // or a stage that cannot merge its ranks' states (named).
+  absl::Status Resume(const std::vector<LoaderCheckpoint>& checkpoints);
   // Items handed out by the first output so far (counting those handed
   // out before the checkpoint this run resumed from).
   uint64_t delivered() const { return delivered_.load(); }
@@ -161,6 +172,9 @@ class Pipeline {
   // change its batches in deterministic mode (threads, metrics interval,
   // io_uring, every *parallelism field).
   DataLoaderConfig BatchDefiningConfig() const;
+  // Merges the states of every rank's checkpoint (`checkpoints`, by old
+  // rank, already checked to be one run's) into this rank's.
+  absl::Status ResumeElastic(const std::vector<LoaderCheckpoint>& checkpoints);
   // Checkpoints can be taken: deterministic or resumable.
   bool Resumable() const {
     return options_.deterministic() || options_.resumable();

@@ -75,6 +75,14 @@ absl::Status Stage::RestoreCheckpoint(const std::string& state) {
       "stage '", name_, "' (", type_, ") cannot resume from a checkpoint"));
 }
 
+absl::StatusOr<std::optional<ElasticRequest>> Stage::PlanElasticResume(
+    const std::vector<std::string>& states, const ElasticRequest& downstream,
+    ElasticResume& resume) {
+  return absl::UnimplementedError(
+      absl::StrCat("stage '", name_, "' (", type_,
+                   ") cannot resume on another number of ranks"));
+}
+
 void Stage::SpawnWorkers(
     const StageRuntime& runtime, int count,
     const std::function<asio::awaitable<void>(int)>& make_worker) {

@@ -113,6 +113,20 @@ class Stage {
   // Before Start(): continue from a state SaveCheckpoint wrote. Default:
   // Unimplemented, naming the stage.
   virtual absl::Status RestoreCheckpoint(const std::string& state);
+  // Elastic resume (engine/checkpoint.h), before Start(): merges the states
+  // this stage saved on the N old ranks (`states`, by old rank) into this
+  // rank's, given what the merged stage below needs of it; keeps the
+  // result for FinishElasticResume and returns what it then needs from its
+  // input stage, or nullopt when it ends the walk (it then sets
+  // `resume.translate`). Default: Unimplemented, naming the stage.
+  virtual absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume);
+  // After every stage of the chain planned: restores the merged state.
+  // Default: nothing.
+  virtual absl::Status FinishElasticResume(const ElasticResume& resume) {
+    return absl::OkStatus();
+  }
   // The stage whose output is this stage's only input (nullptr when it has
   // none or several); set by the pipeline.
   Stage* upstream() const { return upstream_; }

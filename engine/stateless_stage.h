@@ -1,14 +1,15 @@
 // StatelessStage: the base of a stage that keeps nothing between items and,
 // in deterministic mode, hands its output on in input order (a map stage
 // such as a decoder). Checkpoints pass through it: a ResumeRequest from the
-// stage below goes unchanged to the stage above, as do acknowledgements,
-// and its saved state is empty.
+// stage below goes unchanged to the stage above, as do acknowledgements
+// and an elastic resume's requests, and its saved state is empty.
 #ifndef SLUICE_ENGINE_STATELESS_STAGE_H_
 #define SLUICE_ENGINE_STATELESS_STAGE_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +29,11 @@ class StatelessStage : public Stage {
   }
   absl::Status RestoreCheckpoint(const std::string& state) override {
     return absl::OkStatus();
+  }
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override {
+    return downstream;
   }
 
  protected:

@@ -65,6 +65,10 @@ void Loader::ResumeFrom(std::string_view checkpoint) {
   impl_->Resume(checkpoint);
 }
 
+void Loader::ResumeFrom(const std::vector<std::string>& checkpoints) {
+  impl_->Resume(checkpoints);
+}
+
 DataLoaderMetricsProto Loader::Metrics() { return impl_->GetMetrics(); }
 
 std::vector<StageControlResponse> Loader::SendControlMessage(

@@ -73,6 +73,13 @@ class Loader {
   // ConfigError (nothing started) for damaged or foreign bytes, naming the
   // first config difference.
   void ResumeFrom(std::string_view checkpoint);
+  // Before Start(): continue from the checkpoints every rank of a
+  // data-parallel run took at one step (one per rank, any order), on this
+  // loader's rank and world_size, which may differ from that run's: with
+  // another number of ranks each new rank takes its share of the old
+  // ranks' state alone (docs/guarantees.md, "Elastic resume"). Throws
+  // ConfigError as above, and when they are not every rank's of one run.
+  void ResumeFrom(const std::vector<std::string>& checkpoints);
 
   // The latest metrics snapshot (every stage, last interval and totals).
   DataLoaderMetricsProto Metrics();

@@ -91,11 +91,19 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   DataLoader loader(CreateStage);
   try {
     loader.Configure(config);
-    if (!limits.resume_path.empty()) {
+    if (limits.resume_paths.size() == 1) {
       absl::StatusOr<std::string> checkpoint =
-          ReadWholeFile(limits.resume_path);
+          ReadWholeFile(limits.resume_paths.front());
       if (!checkpoint.ok()) return checkpoint.status();
       loader.Resume(*checkpoint);
+    } else if (!limits.resume_paths.empty()) {
+      std::vector<std::string> checkpoints;
+      for (const std::string& path : limits.resume_paths) {
+        absl::StatusOr<std::string> checkpoint = ReadWholeFile(path);
+        if (!checkpoint.ok()) return checkpoint.status();
+        checkpoints.push_back(*std::move(checkpoint));
+      }
+      loader.Resume(checkpoints);
     }
     loader.Start();
   } catch (const ConfigError& error) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/data_loader_config.pb.h"
@@ -23,10 +24,12 @@ struct RunLimits {
   std::string metrics_json_path;
   // Checkpoints (deterministic pipelines): write one to checkpoint_path
   // (atomically replaced) every checkpoint_every batches (0: never) and
-  // when the run ends; resume from resume_path ("" = start afresh).
+  // when the run ends; resume from the checkpoint files resume_paths (none
+  // = start afresh; several: every rank's of a data-parallel run, resumed
+  // on this config's rank and world_size).
   std::string checkpoint_path;
   uint64_t checkpoint_every = 0;
-  std::string resume_path;
+  std::vector<std::string> resume_paths;
 };
 
 // What a run did, for callers that check it (tests, benchmarks).

@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/pipeline_runner.h"
@@ -15,7 +18,7 @@ constexpr char kUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
-    "                  [--resume FILE]\n"
+    "                  [--resume FILE[,FILE...]]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -33,7 +36,12 @@ constexpr char kUsage[] =
     "  --resume FILE       continue from a checkpoint of the same config:\n"
     "                      deterministic: the batches are those the\n"
     "                      checkpointed run would have produced next;\n"
-    "                      resumable: nothing repeated or lost\n";
+    "                      resumable: nothing repeated or lost\n"
+    "  --resume A,B,...    continue from the checkpoints every rank of a\n"
+    "                      data-parallel run took at one step, on this\n"
+    "                      config's rank and world_size (any number of\n"
+    "                      ranks: each takes its share, see\n"
+    "                      docs/guarantees.md)\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice run: " << message << " (see sluice run --help)\n";
@@ -76,7 +84,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
     limits.checkpoint_path = path->second;
   }
   if (auto path = parsed->flags.find("resume"); path != parsed->flags.end()) {
-    limits.resume_path = path->second;
+    limits.resume_paths =
+        std::vector<std::string>(absl::StrSplit(path->second, ','));
   }
   limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
   if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {

@@ -231,6 +231,7 @@ PYBIND11_MODULE(_sluice, m) {
       .def("get_next", &PyDataLoader::GetNext, py::arg("output") = "")
       .def("metrics", &PyDataLoader::Metrics)
       .def("resume", &PyDataLoader::Resume, py::arg("checkpoint"))
+      .def("resume_all", &PyDataLoader::ResumeAll, py::arg("checkpoints"))
       .def("checkpoint", &PyDataLoader::Checkpoint)
       .def("send_control_message", &PyDataLoader::SendControlMessage,
            py::arg("serialized_request"));

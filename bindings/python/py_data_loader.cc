@@ -45,6 +45,14 @@ void PyDataLoader::Resume(const std::string& checkpoint) {
   loader_.Resume(checkpoint);
 }
 
+void PyDataLoader::ResumeAll(const std::vector<std::string>& checkpoints) {
+  std::lock_guard lock(control_mu_);
+  if (state_ != State::kConfigured) {
+    throw std::runtime_error("resume: the loader was already started");
+  }
+  loader_.Resume(checkpoints);
+}
+
 py::bytes PyDataLoader::Checkpoint() {
   std::string bytes;
   {

@@ -59,6 +59,11 @@ class PyDataLoader {
   // Before start(): continue from checkpoint bytes (ConfigError if they
   // are damaged or from another config).
   void Resume(const std::string& checkpoint);
+  // Before start(): continue from the checkpoints of every rank of a run,
+  // on this loader's rank and world_size (another number of ranks is an
+  // elastic resume); ConfigError as Resume, and when they are not every
+  // rank's of one run.
+  void ResumeAll(const std::vector<std::string>& checkpoints);
   // The checkpoint bytes of the running loader (ConfigError if it cannot
   // take one).
   pybind11::bytes Checkpoint();

@@ -97,6 +97,13 @@ class Batcher final : public Stage {
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
+  // Elastic resume: holds nothing (a batch being filled is built again from
+  // the merged reservoir), passes the request on.
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override {
+    return downstream;
+  }
 
   // The batch layout, one spec per schema field.
   const std::vector<BatchTensorSpec>& specs() const { return specs_; }

@@ -1,8 +1,10 @@
 #include "stages/generic/reservoir_checkpoint.h"
 
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/stable_hash.h"
 
 namespace sluice {
 
@@ -57,9 +59,65 @@ absl::Status CheckFits(const ReservoirCheckpoint& saved, uint64_t size,
   if (static_cast<uint64_t>(saved.reservoir().unit_size()) > size) {
     return absl::InvalidArgumentError(
         absl::StrCat("the reservoir holds ", saved.reservoir().unit_size(), " ",
-                     items, ", more than its size ", size));
+                     std::string(items), ", more than its size ", size));
   }
   return absl::OkStatus();
+}
+
+ReservoirShare ShareOfReservoirs(const std::vector<ReservoirCheckpoint>& old,
+                                 uint32_t rank, uint32_t world_size,
+                                 uint64_t size) {
+  ReservoirShare share;
+  uint64_t random_state = HashCombine(rank, world_size);
+  uint64_t turn = 0;  // the item's place in the round
+  const auto deal = [&](uint32_t old_rank, const ItemRefs& refs,
+                        std::vector<OldItemRef>& out) {
+    for (const ItemRef& ref : RefsOf(refs)) {
+      if (turn++ % world_size == rank) out.push_back({old_rank, ref});
+    }
+  };
+  for (uint32_t k = 0; k < old.size(); ++k) {
+    deal(k, old[k].pending(), share.pending);
+  }
+  std::vector<OldItemRef> residents;
+  for (uint32_t k = 0; k < old.size(); ++k) {
+    deal(k, old[k].reservoir(), residents);
+    random_state = HashCombine(random_state, old[k].random_state());
+    share.past_min_fill = std::max(share.past_min_fill, old[k].past_min_fill());
+    share.skip.push_back(static_cast<uint32_t>(old[k].skip()));
+  }
+  if (residents.size() > size) {
+    share.pending.insert(share.pending.end(), residents.begin() + size,
+                         residents.end());
+    residents.resize(size);
+  }
+  share.reservoir = std::move(residents);
+  share.random_state = random_state;
+  return share;
+}
+
+ElasticRequest RequestFor(const ReservoirShare& share) {
+  ElasticRequest request{.restore = share.pending, .skip = share.skip};
+  request.restore.insert(request.restore.end(), share.reservoir.begin(),
+                         share.reservoir.end());
+  return request;
+}
+
+ReservoirCheckpoint ToCheckpoint(
+    const ReservoirShare& share,
+    const std::function<uint64_t(uint32_t, uint64_t)>& translate) {
+  ReservoirCheckpoint saved;
+  const auto append = [&](const std::vector<OldItemRef>& refs, ItemRefs* out) {
+    for (const OldItemRef& old : refs) {
+      out->add_unit(translate(old.rank, old.ref.unit));
+      out->add_index(old.ref.index);
+    }
+  };
+  append(share.pending, saved.mutable_pending());
+  append(share.reservoir, saved.mutable_reservoir());
+  saved.set_random_state(share.random_state);
+  saved.set_past_min_fill(share.past_min_fill);
+  return saved;
 }
 
 }  // namespace sluice

@@ -9,6 +9,7 @@
 #define SLUICE_STAGES_GENERIC_RESERVOIR_CHECKPOINT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,39 @@ ResumeRequest RequestFor(const ReservoirCheckpoint& saved, uint64_t from);
 // `items` ("frames", "examples").
 absl::Status CheckFits(const ReservoirCheckpoint& saved, uint64_t size,
                        std::string_view items);
+
+// Elastic resume (engine/checkpoint.h): a new rank's share of the
+// reservoirs of the old ranks, items named by old rank until the stage
+// that ends the walk says what their references become.
+struct ReservoirShare {
+  std::vector<OldItemRef> pending;    // emitted first, in order
+  std::vector<OldItemRef> reservoir;  // slot by slot
+  uint64_t random_state = 0;
+  uint64_t past_min_fill = 0;
+  std::vector<uint32_t> skip;  // by old rank (ReservoirCheckpoint::skip)
+};
+
+// The share of new rank `rank` of `world_size` in the old ranks' states
+// `old` (by old rank). Their items go round the new ranks, the pending
+// ones first, in old-rank order (the t-th to rank t mod world_size): the
+// shares are disjoint, together hold every item, and each is within one
+// item of its part. Pending items stay pending (in their order); of its
+// part of the reservoirs, a rank keeps `size` residents and emits the rest
+// first, after its pending items. Its generator mixes the old ones with
+// `rank` and `world_size`; its growth schedule is the furthest old one.
+ReservoirShare ShareOfReservoirs(const std::vector<ReservoirCheckpoint>& old,
+                                 uint32_t rank, uint32_t world_size,
+                                 uint64_t size);
+
+// What a share needs from its input: its items read again, and by old rank
+// the items of the group where that rank's input resumes already taken in.
+ElasticRequest RequestFor(const ReservoirShare& share);
+
+// The state a reservoir restores from: `share` with its references as the
+// resumed run names them.
+ReservoirCheckpoint ToCheckpoint(
+    const ReservoirShare& share,
+    const std::function<uint64_t(uint32_t, uint64_t)>& translate);
 
 }  // namespace sluice
 

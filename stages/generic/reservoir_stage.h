@@ -25,6 +25,9 @@
 // it, its copy constructor otherwise), emits the pending ones first, then
 // shuffles on. References whose item did not come back (its file is gone or
 // changed) are left out, counted under `missing_reason` and warned about.
+// An elastic resume (engine/checkpoint.h) takes this rank's share of the
+// old ranks' saved reservoirs (ShareOfReservoirs) and restores it the same
+// way.
 //
 // Item types provide, found by argument-dependent lookup: CheckpointRef,
 // CheckpointCursor, RestoreRoleOf, and optionally CopyItem and
@@ -97,6 +100,30 @@ class ReservoirStage : public Stage {
     const ReservoirCheckpoint saved = ToCheckpoint(*now);
     saved.SerializeToString(state);
     return RequestFor(saved, now->from);
+  }
+
+  // Elastic resume: takes its share of the old ranks' reservoirs
+  // (ShareOfReservoirs) and asks its input for those items.
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override {
+    std::vector<ReservoirCheckpoint> old(states.size());
+    for (size_t k = 0; k < states.size(); ++k) {
+      if (!old[k].ParseFromString(states[k])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the reservoir's state of rank ", k, " does not parse"));
+      }
+      SLUICE_RETURN_IF_ERROR(CheckFits(old[k], shuffler_.size(), names_.items));
+    }
+    share_ = ShareOfReservoirs(old, resume.rank, resume.world_size,
+                               shuffler_.size());
+    return RequestFor(*share_);
+  }
+  absl::Status FinishElasticResume(const ElasticResume& resume) override {
+    resume_from_ = ToCheckpoint(*share_, resume.translate);
+    share_.reset();
+    restored_.store(false);
+    return absl::OkStatus();
   }
 
   absl::Status RestoreCheckpoint(const std::string& state) override {
@@ -204,8 +231,10 @@ class ReservoirStage : public Stage {
   Channel<T>* const output_;
   ReservoirShuffler<T> shuffler_;
   const ReservoirItemNames names_;
-  // The checkpoint it resumes from, until its items are restored.
+  // The checkpoint it resumes from, until its items are restored; an
+  // elastic resume's share until every stage planned.
   std::optional<ReservoirCheckpoint> resume_from_;
+  std::optional<ReservoirShare> share_;
   // False while a resumed stage is still taking its restored items.
   std::atomic<bool> restored_{true};
 };

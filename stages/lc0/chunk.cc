@@ -116,6 +116,18 @@ std::shared_ptr<ChunkSource> ChunkSource::WithFilter(ChunkFilter filter) const {
       new ChunkSource(file_, std::move(combined)));
 }
 
+std::shared_ptr<ChunkSource> ChunkSource::IndexedView(
+    ChunkFilter filter) const {
+  std::shared_ptr<ChunkSource> view = WithFilter(std::move(filter));
+  view->apple_double_members_ = apple_double_members_;
+  for (const ChunkLocation& location : locations_) {
+    if (view->Keep(location.index_in_source)) {
+      view->locations_.push_back(location);
+    }
+  }
+  return view;
+}
+
 const std::string& ChunkSource::name() const { return file_->name; }
 const std::string& ChunkSource::path() const { return file_->path; }
 ChunkSource::Kind ChunkSource::kind() const { return file_->kind; }

@@ -60,6 +60,10 @@ struct Chunk {
   // data and with `end_of_restore` follows them.
   std::vector<uint32_t> restore_records;
   bool end_of_restore = false;
+  // A chunk read again for a resume whose first `skip_frames` frames (by
+  // Frame::ordinal) were taken in before: only the frames after them are
+  // wanted.
+  uint32_t skip_frames = 0;
   // The compressed chunk (starts with the gzip magic bytes).
   ChunkBytes data;
 
@@ -108,6 +112,10 @@ class ChunkSource {
   // A new, unindexed view of the same file that keeps only the chunks
   // `filter` accepts (on top of this source's own filter).
   std::shared_ptr<ChunkSource> WithFilter(ChunkFilter filter) const;
+  // An indexed view of this indexed source that keeps only the chunks
+  // `filter` accepts (on top of this source's own filter), made from this
+  // source's index without reading the file again.
+  std::shared_ptr<ChunkSource> IndexedView(ChunkFilter filter) const;
 
   // The file name: the sort key.
   const std::string& name() const;

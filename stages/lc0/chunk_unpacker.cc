@@ -157,6 +157,7 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
   }
   uint64_t sampled_out = restoring ? 0 : record_count - candidates.size();
   const std::string_view records(*raw);
+  uint32_t yielded = 0;  // frames of this chunk so far: the next ordinal
   for (const uint32_t i : candidates) {
     if (!restoring && !KeepWithProbability(config_.position_sampling_rate(),
                                            rate_seed_, key, i)) {
@@ -176,7 +177,8 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
       ++sampled_out;
       continue;
     }
-    const auto ordinal = static_cast<uint32_t>(frames->size());
+    const uint32_t ordinal = yielded++;
+    if (ordinal < chunk.skip_frames) continue;  // taken in before a resume
     frames->push_back(Frame{
         .record = PackedRecord::Pack(record, entries),
         .game_id = game_id,

@@ -29,7 +29,10 @@
 // Ranks: with DataLoaderConfig.world_size > 1 the pool keeps only the
 // chunks of its rank (engine/rank_shard.h ChunkRank of the source name and
 // the chunk's index in it), applied when a source is indexed: ranks read
-// disjoint shards that together hold every chunk.
+// disjoint shards that together hold every chunk. A checkpoint names each
+// source with the shard (view) its chunks were numbered in, so that an
+// elastic resume (internal/chunk_pool_merge.h) can merge the states of
+// another number of ranks into this rank's.
 //
 // Control(): ShufflingChunkPoolControlRequest resets the anchor (to the
 // newest source name in the window) or sets it to a given source name; the
@@ -39,18 +42,21 @@
 #define SLUICE_STAGES_LC0_SHUFFLING_CHUNK_POOL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
 #include "proto/loader_checkpoint.pb.h"
 #include "stages/lc0/chunk.h"
+#include "stages/lc0/internal/chunk_pool_merge.h"
 #include "stages/lc0/internal/chunk_window.h"
 
 namespace sluice::lc0 {
@@ -76,6 +82,13 @@ class ShufflingChunkPool final : public Stage {
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
+  // Elastic resume (internal/chunk_pool_merge.h): ends the walk; the
+  // merged window is built once the files are indexed at start-up. A
+  // checkpoint taken before then waits for it.
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override;
+  absl::Status FinishElasticResume(const ElasticResume& resume) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -93,6 +106,8 @@ class ShufflingChunkPool final : public Stage {
     // Restore reads: the records wanted; and the marker that ends them.
     std::vector<uint32_t> restore_records;
     bool end_of_restore = false;
+    // Replays: frames of the chunk taken in before the resume.
+    uint32_t skip = 0;
   };
   struct ReadJob {
     std::vector<PlannedRead> reads;
@@ -103,6 +118,7 @@ class ShufflingChunkPool final : public Stage {
     uint64_t position = 0;
     uint64_t number = 0;
     uint64_t pass = 0;
+    uint32_t skip = 0;
   };
   using ReadResults = std::vector<absl::StatusOr<Chunk>>;
 
@@ -113,6 +129,10 @@ class ShufflingChunkPool final : public Stage {
   // `source`, or the view of it that keeps only this rank's chunks.
   std::shared_ptr<ChunkSource> RankShard(
       std::shared_ptr<ChunkSource> source) const;
+  // This rank's view (of all chunks when world_size is 1).
+  ChunkWindow::View OwnView() const {
+    return {.rank = rank_, .world_size = world_size_};
+  }
   // Indexes the initial sources newest first until the window is full and
   // adds them to it; false when the stage was stopped.
   asio::awaitable<bool> IndexInitial(
@@ -122,14 +142,32 @@ class ShufflingChunkPool final : public Stage {
   // new ones. False when the stage was stopped.
   asio::awaitable<bool> IndexRestored(
       std::vector<std::shared_ptr<ChunkSource>> sources);
+  // Elastic resume: indexes the files the old states name, merges them
+  // (merge_) and plans the restore and replay reads; newer sources join
+  // as new ones. False when the stage was stopped.
+  asio::awaitable<bool> IndexElastic(
+      std::vector<std::shared_ptr<ChunkSource>> sources);
   // Indexes `sources` in parallel, in place; false when stopped.
   asio::awaitable<bool> IndexAll(
       const std::vector<std::shared_ptr<ChunkSource>>& sources);
-  // Queues a restored run's first reads (under mu_).
+  // Indexes the sources of `scanned` (whole files, by name) that `names`
+  // names; the indexed ones by name. Nullopt when stopped.
+  asio::awaitable<std::optional<
+      std::map<std::string, std::shared_ptr<const ChunkSource>, std::less<>>>>
+  IndexNamed(const std::map<std::string, std::shared_ptr<ChunkSource>,
+                            std::less<>>& scanned,
+             const std::vector<std::string>& names);
+  // Sources that sort after `newest` join as new ones (sharded), after a
+  // resume; false when stopped.
+  asio::awaitable<bool> JoinNewer(
+      const std::map<std::string, std::shared_ptr<ChunkSource>, std::less<>>&
+          scanned,
+      const std::string& newest);
+  // Queues a restored run's first reads (under mu_); `usable` gives the
+  // source of a saved record by its base.
   void PlanResumeReads(
       const ChunkPoolCheckpoint& saved,
-      const std::map<std::string, std::shared_ptr<const ChunkSource>,
-                     std::less<>>& usable);
+      const std::map<uint64_t, std::shared_ptr<const ChunkSource>>& usable);
   // IndexRestored when resuming, else IndexInitial.
   asio::awaitable<bool> StartUp(
       std::vector<std::shared_ptr<ChunkSource>> sources);
@@ -175,7 +213,9 @@ class ShufflingChunkPool final : public Stage {
   bool log_draws_ = false;  // set before Start()
   std::deque<LoggedDraw> draw_log_;
   std::optional<ChunkPoolCheckpoint> resume_from_;  // set before Start()
-  bool resuming_ = false;  // until the window is restored
+  std::optional<ChunkPoolMerge> merge_;  // an elastic resume's, likewise
+  bool resuming_ = false;                // until the window is restored
+  std::condition_variable resumed_;      // resuming_ became false
   std::deque<PlannedRead> planned_;
 
   LoadMeter indexing_meter_;

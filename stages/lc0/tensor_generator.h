@@ -42,6 +42,8 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/batch_buffer_pool.h"
@@ -79,6 +81,12 @@ class TensorGenerator final : public Stage {
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
+  // Elastic resume: holds nothing, passes the request on.
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override {
+    return downstream;
+  }
   void Stop() override;
 
  protected:

@@ -100,6 +100,36 @@ def rows(batch):
             for i in range(count)]
 
 
+def test_resume_from_every_rank_on_another_number_of_ranks(games_dir):
+    """Two ranks' checkpoints of an eval pass, resumed on three ranks
+    (resume_from=[ck_0, ck_1]): every position not delivered before comes
+    once."""
+    directory, positions = games_dir
+
+    def config(rank, world_size):
+        return sluice.lc0_pipeline(directory, mode="eval", batch_size=64,
+                                   rank=rank, world_size=world_size,
+                                   deterministic=True)
+
+    delivered, checkpoints = [], []
+    for rank in range(2):
+        with sluice.DataLoader(config(rank, 2)) as loader:
+            for _ in range(2):
+                delivered += rows(loader.get_next())
+            checkpoints.append(loader.checkpoint())
+    for rank in range(3):
+        with sluice.DataLoader(config(rank, 3),
+                               resume_from=checkpoints) as resumed:
+            delivered += [row for batch in resumed for row in rows(batch)]
+    with sluice.DataLoader(config(0, 1)) as loader:
+        every = sorted(row for batch in loader for row in rows(batch))
+    assert len(every) == positions
+    assert sorted(delivered) == every
+    with pytest.raises(sluice.ConfigError, match="two checkpoints of rank 0"):
+        sluice.DataLoader(config(0, 3),
+                          resume_from=[checkpoints[0], checkpoints[0]])
+
+
 def test_resumable_eval_pass_without_deterministic_mode(games_dir):
     """resumable=True: checkpoints without deterministic mode; the resumed
     eval pass gives the positions not given yet, each once."""

@@ -92,10 +92,10 @@ def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
     example = pathlib.Path(__file__).resolve().parents[2] / "bindings" / \
         "python" / "examples" / "ddp_train.py"
 
-    def torchrun(*args):
+    def torchrun(*args, ranks=2):
         done = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--standalone",
-             "--nproc_per_node", "2",
+             "--nproc_per_node", str(ranks),
              # Debian's torchrun fails to parse its own default
              # "--redirects 0" on Python 3.11+ (IntFlag no longer yields
              # Std.NONE).
@@ -113,6 +113,16 @@ def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
     for rank in (0, 1):
         assert (tmp_path / f"rank{rank}.sluice").stat().st_size > 0
         assert (tmp_path / f"rank{rank}.pt").exists()
+    # On another number of ranks (writing no checkpoint, so that each
+    # resume starts from the two ranks' checkpoints of step 4).
+    for ranks in (3, 1):
+        elastic = torchrun("--steps", "6", "--resume", "--checkpoint-every",
+                           "100", ranks=ranks)
+        for rank in range(ranks):
+            assert (f"rank {rank}: resumed from step 4 (the checkpoints of 2 "
+                    "ranks)") in elastic
+        assert f"rank {ranks - 1}: step 6 loss" in elastic
+        assert f"over {ranks} ranks (the data set has" in elastic
     resumed = torchrun("--steps", "6", "--resume")
     assert "rank 0: resumed from step 4" in resumed
     assert "rank 1: resumed from step 4" in resumed

@@ -76,6 +76,14 @@ class RunningLoader {
     if (resume_from != nullptr) loader_.Resume(*resume_from);
     loader_.Start();
   }
+  // Resumed from the checkpoints of every rank of a run.
+  RunningLoader(const DataLoaderConfig& config,
+                const std::vector<std::string>& resume_from)
+      : loader_(CreateStage) {
+    loader_.Configure(config);
+    loader_.Resume(resume_from);
+    loader_.Start();
+  }
   // Hashes of the next `count` batches (fewer at end of stream; 0: all).
   std::vector<uint64_t> Take(size_t count) {
     std::vector<uint64_t> hashes;

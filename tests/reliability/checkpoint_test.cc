@@ -29,6 +29,7 @@ namespace {
 
 using ::sluice::testing::CheckpointWorkload;
 using ::sluice::testing::Pass;
+using ::sluice::testing::Refusal;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -42,19 +43,6 @@ class CheckpointTest : public ::testing::TestWithParam<CheckpointWorkload> {
 
   testing::TempDir dir_;
 };
-
-// The message with which a new loader of `config` refuses `bytes`, or
-// "accepted".
-std::string Refusal(const DataLoaderConfig& config, const std::string& bytes) {
-  DataLoader loader(CreateStage);
-  loader.Configure(config);
-  try {
-    loader.Resume(bytes);
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "accepted";
-}
 
 TEST_P(CheckpointTest, ResumedTrainingYieldsTheBatchesThatFollowed) {
   const DataLoaderConfig config = Config(Pass::kTrain);
@@ -185,10 +173,10 @@ TEST_P(CheckpointTest, ACheckpointOfAnOlderFormatIsRefusedNamingBoth) {
   }
   absl::StatusOr<LoaderCheckpoint> parsed = ParseCheckpoint(checkpoint);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  ASSERT_EQ(parsed->format(), 2u);
-  parsed->set_format(1);
+  ASSERT_EQ(parsed->format(), 3u);
+  parsed->set_format(2);
   EXPECT_THAT(Refusal(config, SerializeCheckpoint(*parsed)),
-              AllOf(HasSubstr("format 1"), HasSubstr("format 2")));
+              AllOf(HasSubstr("format 2"), HasSubstr("format 3")));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,11 +1,18 @@
 #include "tests/reliability/checkpoint_workloads.h"
 
+#include <filesystem>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
 #include "bindings/cli/audio_data.h"
+#include "engine/data_loader.h"
 #include "gtest/gtest.h"
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
+#include "stages/stage_factory.h"
 #include "tests/reliability/batch_hashes.h"
 #include "tests/reliability/data_set.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice::testing {
 namespace {
@@ -18,6 +25,22 @@ void WriteLc0(const std::string& dir) {
                                  .dir = dir,
                                  .games = kLc0Games,
                                  .games_per_tar = kLc0GamesPerTar});
+}
+
+// Another tar of the same generator: its games (and name) come after the
+// data set's.
+void WriteAnotherLc0(const std::string& dir, int number) {
+  lc0::testing::WriteDataSet(
+      5, {.mode = lc0::OutputMode::kTar,
+          .dir = dir,
+          .games = kLc0GamesPerTar,
+          .first_game = kLc0Games + number * kLc0GamesPerTar,
+          .games_per_tar = kLc0GamesPerTar});
+}
+
+// A loose chunk that is not gzip (not_gzip).
+void WriteDamagedLc0(const std::string& dir) {
+  WriteFileAtomically(dir + "/0-damaged.gz", "not a gzip chunk at all");
 }
 
 DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
@@ -51,6 +74,26 @@ void WriteAudio(const std::string& dir) {
   ASSERT_TRUE(written.ok()) << written.status();
 }
 
+// Another file of 40 clips (another seed), named to sort last.
+void WriteAnotherAudio(const std::string& dir, int number) {
+  const std::string scratch = absl::StrCat(dir, "/.another-", number);
+  cli::AudioDatasetOptions options = AudioOptions(scratch);
+  options.clips = 40;
+  options.files = 1;
+  options.seed = 100 + static_cast<uint64_t>(number);
+  absl::StatusOr<cli::AudioDataset> written = cli::WriteAudioDataset(options);
+  ASSERT_TRUE(written.ok()) << written.status();
+  std::filesystem::rename(
+      absl::StrCat(scratch, "/data-00001-of-00001.arrow"),
+      absl::StrCat(dir, "/data-zz-another-", number, ".arrow"));
+  std::filesystem::remove_all(scratch);
+}
+
+// An Arrow file that is not one (not_arrow).
+void WriteDamagedAudio(const std::string& dir) {
+  WriteFileAtomically(dir + "/0-damaged.arrow", "not an arrow file at all");
+}
+
 DataLoaderConfig AudioConfig(const std::string& dir, Pass pass) {
   absl::StatusOr<DataLoaderConfig> config = audio::MakePipeline(
       {.directories = {dir},
@@ -74,7 +117,9 @@ CheckpointWorkload Lc0Workload() {
   return {.name = "lc0",
           .write = WriteLc0,
           .config = Lc0Config,
-          .train_batches = 50};
+          .train_batches = 50,
+          .write_another = WriteAnotherLc0,
+          .write_damaged = WriteDamagedLc0};
 }
 
 CheckpointWorkload AudioWorkload() {
@@ -82,11 +127,57 @@ CheckpointWorkload AudioWorkload() {
   return {.name = "audio",
           .write = WriteAudio,
           .config = AudioConfig,
-          .train_batches = 30};
+          .train_batches = 30,
+          .write_another = WriteAnotherAudio,
+          .write_damaged = WriteDamagedAudio};
 }
 
 std::vector<CheckpointWorkload> CheckpointWorkloads() {
   return {Lc0Workload(), AudioWorkload()};
+}
+
+void SetReservoir(DataLoaderConfig& config, uint64_t size, uint64_t min_fill) {
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(size);
+      stage.mutable_shuffling_frame_sampler()->set_min_fill(min_fill);
+    }
+    if (stage.has_shuffle_buffer()) {
+      stage.mutable_shuffle_buffer()->set_size(size);
+      stage.mutable_shuffle_buffer()->set_min_fill(min_fill);
+    }
+    if (stage.has_shuffling_chunk_pool() &&
+        !stage.shuffling_chunk_pool().single_pass()) {
+      stage.mutable_shuffling_chunk_pool()->set_chunk_pool_size(100000);
+    }
+  }
+}
+
+namespace {
+
+template <typename Checkpoints>
+std::string RefusalOf(const DataLoaderConfig& config,
+                      const Checkpoints& checkpoints) {
+  DataLoader loader(CreateStage);
+  loader.Configure(config);
+  try {
+    loader.Resume(checkpoints);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+std::string Refusal(const DataLoaderConfig& config,
+                    const std::string& checkpoint) {
+  return RefusalOf(config, std::string_view(checkpoint));
+}
+
+std::string Refusal(const DataLoaderConfig& config,
+                    const std::vector<std::string>& checkpoints) {
+  return RefusalOf(config, checkpoints);
 }
 
 uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,

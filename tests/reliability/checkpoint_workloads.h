@@ -11,11 +11,13 @@
 #define SLUICE_TESTS_RELIABILITY_CHECKPOINT_WORKLOADS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
 
 namespace sluice::testing {
 
@@ -30,12 +32,31 @@ struct CheckpointWorkload {
   // Train batches over which the tests compare runs: more than a pass for
   // audio, so that runs cross passes.
   size_t train_batches;
+  // Writes one more file of the same kind into `dir`, of other examples,
+  // under a name that sorts after the data set's (`number` makes it
+  // unique).
+  void (*write_another)(const std::string& dir, int number);
+  // Writes a file of damaged input that the pipeline skips and counts,
+  // named to sort before the data set's.
+  void (*write_damaged)(const std::string& dir);
 };
+
+// `config` with a reservoir of `size` (min_fill `min_fill`) and, for lc0,
+// a chunk window that holds every chunk.
+void SetReservoir(DataLoaderConfig& config, uint64_t size, uint64_t min_fill);
 
 CheckpointWorkload Lc0Workload();
 CheckpointWorkload AudioWorkload();
 // Both, for INSTANTIATE_TEST_SUITE_P.
 std::vector<CheckpointWorkload> CheckpointWorkloads();
+
+// The message with which a new loader of `config` refuses to resume from
+// `checkpoint`, or from every rank's `checkpoints`; "accepted" when it
+// does not.
+std::string Refusal(const DataLoaderConfig& config,
+                    const std::string& checkpoint);
+std::string Refusal(const DataLoaderConfig& config,
+                    const std::vector<std::string>& checkpoints);
 
 // The skips counted under `reason` by every stage, in total.
 uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,

@@ -20,9 +20,15 @@ all ranks add up to the whole data set, which rank 0 checks and prints.
 With ``--checkpoint-dir DIR`` each rank saves, every ``--checkpoint-every``
 steps, its own checkpoint: its loader's (``loader.checkpoint()``: a few
 bytes per frame the loader holds, as references) and the model's and
-optimizer's state. A later run with ``--resume`` continues every rank from
-its checkpoint: the loaders are deterministic, so each rank sees exactly
-the batches the interrupted run would have seen next.
+optimizer's state. A later run with ``--resume`` continues from them, on
+any number of ranks: every new rank's loader takes the loader checkpoints
+of all the old ranks (``DataLoader(config, resume_from=[ck_0, ...])``) and
+takes its share of them alone. On as many ranks as before, each rank sees
+exactly the batches the interrupted run would have seen next; on another
+number, the rest of the interrupted pass is split among the new ranks
+without repeats and what the old ranks' reservoirs held is dealt among
+them (docs/guarantees.md, "Elastic resume"). The model and optimizer
+state, the same on every rank, comes from rank 0's file.
 """
 
 import argparse
@@ -86,14 +92,23 @@ def train(model, directory, rank, world_size, args):
     prefix = (os.path.join(args.checkpoint_dir, f"rank{rank}")
               if args.checkpoint_dir else None)
     resume_from, done = None, 0
-    if prefix and args.resume and os.path.exists(prefix + ".sluice"):
-        with open(prefix + ".sluice", "rb") as saved:
-            resume_from = saved.read()
-        state = torch.load(prefix + ".pt")
+    first = os.path.join(args.checkpoint_dir or "", "rank0")
+    if prefix and args.resume and os.path.exists(first + ".pt"):
+        state = torch.load(first + ".pt")
         model.module.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         done = state["step"]
-        print(f"rank {rank}: resumed from step {done}", flush=True)
+        # Every old rank's loader checkpoint, of that step.
+        old_ranks = state.get("world_size", world_size)
+        resume_from = []
+        for old in range(old_ranks):
+            path = os.path.join(args.checkpoint_dir, f"rank{old}")
+            if torch.load(path + ".pt")["step"] != done:
+                raise SystemExit(f"{path}.pt is not of step {done}")
+            with open(path + ".sluice", "rb") as saved:
+                resume_from.append(saved.read())
+        print(f"rank {rank}: resumed from step {done} (the checkpoints of "
+              f"{old_ranks} ranks)", flush=True)
     started = time.monotonic()
     with sluice.DataLoader(config, resume_from=resume_from) as loader:
         for step, batch in enumerate(loader, start=done + 1):
@@ -110,7 +125,8 @@ def train(model, directory, rank, world_size, args):
                                  lambda out: out.write(loader.checkpoint()))
                 write_atomically(prefix + ".pt", lambda out: torch.save(
                     {"model": model.module.state_dict(),
-                     "optimizer": optimizer.state_dict(), "step": step},
+                     "optimizer": optimizer.state_dict(), "step": step,
+                     "world_size": world_size},
                     out))
             if step % 10 == 0 or step == args.steps:
                 rate = ((step - done) * args.batch_size /

@@ -34,12 +34,21 @@ class DataLoader:
 
     def __init__(self, config, resume_from=None):
         """`resume_from`: checkpoint bytes (checkpoint()) of a run of the
-        same config to continue; ConfigError if they are damaged or come
-        from another config (the message names the first difference)."""
+        same config to continue; or a list of the checkpoints that every
+        rank of a data-parallel run took at one step, [ck_0, ..., ck_N-1],
+        to continue on this config's rank and world_size, which may differ
+        from N (each new rank takes its share of the old ranks' state, with
+        no communication; docs/guarantees.md, "Elastic resume"). ConfigError
+        if they are damaged, come from another config (the message names the
+        first difference) or are not every rank's of one run."""
         self._config = parse_message(config, DataLoaderConfig)
         self._loader = _sluice.DataLoader(self._config.SerializeToString())
-        if resume_from is not None:
+        if resume_from is None:
+            return
+        if isinstance(resume_from, (bytes, bytearray, memoryview)):
             self._loader.resume(bytes(resume_from))
+        else:
+            self._loader.resume_all([bytes(one) for one in resume_from])
 
     @property
     def config(self):

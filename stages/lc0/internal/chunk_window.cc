@@ -9,6 +9,10 @@ ChunkWindow::ChunkWindow(uint64_t capacity, bool single_pass, uint64_t seed)
     : capacity_(capacity), single_pass_(single_pass), random_(seed) {}
 
 void ChunkWindow::Add(std::shared_ptr<const ChunkSource> source) {
+  Add(std::move(source), View{});
+}
+
+void ChunkWindow::Add(std::shared_ptr<const ChunkSource> source, View view) {
   const uint64_t size = source->size();
   if (size == 0) return;
   if (source->name() > anchor_) chunks_since_anchor_ += size;
@@ -16,7 +20,8 @@ void ChunkWindow::Add(std::shared_ptr<const ChunkSource> source) {
   history_.push_back({.name = source->name(),
                       .base = end_,
                       .size = size,
-                      .file_size = source->file_size()});
+                      .file_size = source->file_size(),
+                      .view = view});
   std::string name = source->name();
   sources_.push_back({std::move(source), std::move(name), end_, size});
   end_ += size;
@@ -66,6 +71,10 @@ void ChunkWindow::Save(ChunkPoolCheckpoint* out) const {
     source.set_size(entry.size);
     source.set_file_size(record != nullptr ? record->file_size : 0);
     source.set_in_window(true);
+    if (record != nullptr && record->view.world_size > 1) {
+      source.set_view_rank(record->view.rank);
+      source.set_view_world_size(record->view.world_size);
+    }
   }
   out->set_low(low_);
   out->set_end(end_);
@@ -79,18 +88,20 @@ void ChunkWindow::Save(ChunkPoolCheckpoint* out) const {
 
 void ChunkWindow::Restore(
     const ChunkPoolCheckpoint& in,
-    const std::function<std::shared_ptr<const ChunkSource>(const std::string&)>&
-        find) {
+    const std::function<std::shared_ptr<const ChunkSource>(
+        const ChunkPoolCheckpoint::Source&)>& find) {
   sources_.clear();
   history_.clear();
   for (const ChunkPoolCheckpoint::Source& source : in.source()) {
     history_.push_back({.name = source.name(),
                         .base = source.base(),
                         .size = source.size(),
-                        .file_size = source.file_size()});
+                        .file_size = source.file_size(),
+                        .view = {.rank = source.view_rank(),
+                                 .world_size = source.view_world_size()}});
     if (source.in_window()) {
       sources_.push_back(
-          {find(source.name()), source.name(), source.base(), source.size()});
+          {find(source), source.name(), source.base(), source.size()});
     }
   }
   std::sort(history_.begin(), history_.end(),

@@ -44,19 +44,29 @@ class ChunkWindow {
     uint64_t pass = 0;
     uint64_t number = 0;  // the chunk's global number
   };
+  // Which chunks of its file a source holds: those rank `rank` of
+  // `world_size` reads (engine/rank_shard.h ChunkRank; 1: all).
+  struct View {
+    uint32_t rank = 0;
+    uint32_t world_size = 1;
+  };
   // A source ever added: its chunks are [base, base + size).
   struct SourceRecord {
     std::string name;
     uint64_t base = 0;
     uint64_t size = 0;
     uint64_t file_size = 0;
+    View view;
   };
 
   // `capacity` is ignored in single-pass mode (nothing is evicted).
   ChunkWindow(uint64_t capacity, bool single_pass, uint64_t seed);
 
-  // Adds an indexed source as the newest (sources without chunks are
-  // ignored), then drops the oldest sources wholly outside the window.
+  // Adds an indexed source, the chunks of its file that `view` holds, as
+  // the newest (sources without chunks are ignored), then drops the oldest
+  // sources wholly outside the window.
+  void Add(std::shared_ptr<const ChunkSource> source, View view);
+  // The same, for a source of all its file's chunks.
   void Add(std::shared_ptr<const ChunkSource> source);
 
   // The next chunk; nullopt when the window is empty, or in single-pass
@@ -77,13 +87,13 @@ class ChunkWindow {
   // Checkpoints: writes the window's state and the record of every source
   // in it into `out` (ChunkPoolCheckpoint's window fields).
   void Save(ChunkPoolCheckpoint* out) const;
-  // Replaces this (new) window's state by a saved one. `find(name)` gives
-  // the indexed source of that name, or null when it is gone or changed:
-  // draws from it then have a null source. `in.source` must hold every
-  // source of the saved window.
+  // Replaces this (new) window's state by a saved one. `find(source)`
+  // gives the indexed source a saved one names (its file's chunks of its
+  // view), or null when it is gone or changed: draws from it then have a
+  // null source. `in.source` must hold every source of the saved window.
   void Restore(const ChunkPoolCheckpoint& in,
                const std::function<std::shared_ptr<const ChunkSource>(
-                   const std::string&)>& find);
+                   const ChunkPoolCheckpoint::Source&)>& find);
   // The source ever added that holds chunk `number`, or nullptr.
   const SourceRecord* RecordOf(uint64_t number) const;
 

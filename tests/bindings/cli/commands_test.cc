@@ -240,8 +240,9 @@ TEST_F(CommandsTest, RunCheckpointsAndResumesAnEvalPass) {
                                out, /*interactive=*/false);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(fs::exists(checkpoint));
-  auto resumed = RunWithLiveView(*config, {.resume_path = checkpoint.string()},
-                                 out, /*interactive=*/false);
+  auto resumed =
+      RunWithLiveView(*config, {.resume_paths = {checkpoint.string()}}, out,
+                      /*interactive=*/false);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   uint64_t positions = 0;
   for (const auto& stage : resumed->final_metrics.total_stage_metrics()) {
@@ -250,6 +251,49 @@ TEST_F(CommandsTest, RunCheckpointsAndResumesAnEvalPass) {
   // The checkpoint written when the first run ended follows its 4 batches.
   EXPECT_EQ(positions, positions_ - 4 * 64);
   fs::remove(checkpoint);
+}
+
+TEST_F(CommandsTest, RunResumesEveryRanksCheckpointsOnAnotherNumberOfRanks) {
+  const auto config = [&](uint32_t rank, uint32_t world_size) {
+    auto made = lc0::MakePipeline({.directories = {*data_},
+                                   .mode = lc0::PipelineMode::kEval,
+                                   .batch_size = 64,
+                                   .rank = rank,
+                                   .world_size = world_size,
+                                   .deterministic = true});
+    EXPECT_TRUE(made.ok()) << made.status();
+    return *made;
+  };
+  const fs::path dir = fs::path(::testing::TempDir());
+  const std::string stem = "ranks_" + std::to_string(getpid()) + "_";
+  std::vector<std::string> checkpoints;
+  std::ostringstream out;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    checkpoints.push_back((dir / (stem + std::to_string(rank))).string());
+    auto first = RunWithLiveView(
+        config(rank, 2),
+        {.max_batches = 2, .checkpoint_path = checkpoints[rank]}, out,
+        /*interactive=*/false);
+    ASSERT_TRUE(first.ok()) << first.status();
+  }
+  auto resumed = RunWithLiveView(config(0, 1), {.resume_paths = checkpoints},
+                                 out, /*interactive=*/false);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  uint64_t positions = 0;
+  for (const auto& stage : resumed->final_metrics.total_stage_metrics()) {
+    positions += stage.tensor_generator().positions();
+  }
+  EXPECT_EQ(positions, positions_ - 2 * 2 * 64);
+  // --resume A,B: the list is split at commas.
+  const fs::path text = dir / (stem + "config");
+  std::ofstream(text) << config(0, 1).DebugString();
+  const Result twice = Invoke(
+      RunRunCommand,
+      {text.string(), "--resume", checkpoints[0] + "," + checkpoints[0]});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_THAT(twice.err, HasSubstr("two checkpoints of rank 0"));
+  for (const std::string& path : checkpoints) fs::remove(path);
+  fs::remove(text);
 }
 
 TEST_F(CommandsTest, RunCheckpointFlagsAreChecked) {

@@ -167,9 +167,9 @@ TEST(ChunkWindowTest, ARestoredWindowDrawsWhatTheSavedOneDrawsNext) {
   ASSERT_EQ(saved.source_size(), 2);
 
   ChunkWindow restored(/*capacity=*/250, /*single_pass=*/false, /*seed=*/1);
-  restored.Restore(saved, [&](const std::string& name) {
+  restored.Restore(saved, [&](const ChunkPoolCheckpoint::Source& record) {
     for (const auto& source : sources) {
-      if (source->name() == name)
+      if (source->name() == record.name())
         return std::shared_ptr<const ChunkSource>(source);
     }
     return std::shared_ptr<const ChunkSource>();
@@ -200,8 +200,8 @@ TEST(ChunkWindowTest, DrawsOfAMissingSourceHaveNoSource) {
   ChunkPoolCheckpoint saved;
   window.Save(&saved);
   ChunkWindow restored(/*capacity=*/100, /*single_pass=*/true, /*seed=*/2);
-  restored.Restore(saved, [&](const std::string& name) {
-    return name == sources[0]->name()
+  restored.Restore(saved, [&](const ChunkPoolCheckpoint::Source& record) {
+    return record.name() == sources[0]->name()
                ? std::shared_ptr<const ChunkSource>(sources[0])
                : nullptr;
   });
