@@ -20,8 +20,10 @@ ShufflingChunkPool::IndexNamed(
     const std::map<std::string, std::shared_ptr<ChunkSource>, std::less<>>&
         scanned,
     const std::vector<std::string>& names) {
+  // Each file once (several saved sources may be views of one file).
   std::vector<std::shared_ptr<ChunkSource>> named;
-  for (const std::string& source_name : names) {
+  for (const std::string& source_name :
+       std::set<std::string>(names.begin(), names.end())) {
     if (auto it = scanned.find(source_name); it != scanned.end()) {
       named.push_back(it->second);
     }
@@ -176,7 +178,10 @@ asio::awaitable<bool> ShufflingChunkPool::IndexElastic(
     initial_done_ = true;
   }
   resumed_.notify_all();
-  co_return co_await JoinNewer(scanned, names.empty() ? "" : names.back());
+  // A named local, not a temporary in the co_await expression (GCC 12 may
+  // destroy such a temporary twice).
+  const std::string newest = names.empty() ? std::string() : names.back();
+  co_return co_await JoinNewer(scanned, newest);
 }
 
 void ShufflingChunkPool::PlanResumeReads(
