@@ -1,6 +1,7 @@
 #include "stages/generic/reservoir_checkpoint.h"
 
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 
@@ -57,7 +58,7 @@ absl::Status CheckFits(const ReservoirCheckpoint& saved, uint64_t size,
   if (static_cast<uint64_t>(saved.reservoir().unit_size()) > size) {
     return absl::InvalidArgumentError(
         absl::StrCat("the reservoir holds ", saved.reservoir().unit_size(), " ",
-                     items, ", more than its size ", size));
+                     std::string(items), ", more than its size ", size));
   }
   return absl::OkStatus();
 }
