@@ -11,11 +11,13 @@
 #define SLUICE_TESTS_RELIABILITY_CHECKPOINT_WORKLOADS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "proto/data_loader_config.pb.h"
+#include "proto/data_loader_metrics.pb.h"
 
 namespace sluice::testing {
 
