@@ -420,6 +420,8 @@ void Pipeline::TakeSnapshot() {
     const io::AsyncFileReader::Counts reads = executor_->file_reader().counts();
     snapshot.set_reads_from_page_cache(reads.inline_reads);
     snapshot.set_reads_through_backend(reads.backend_reads);
+    snapshot.set_reads_served_at_submit(reads.served_at_submit);
+    snapshot.set_reads_bounced_for_direct_io(reads.bounced_reads);
   }
   totals_.resize(stages_.size());
   for (size_t i = 0; i < stages_.size(); ++i) {

@@ -533,6 +533,17 @@ void ArrowSource::SkipFile(std::string_view reason,
   }
 }
 
+void ArrowSource::NoteDirectIoRefusal(const std::string& path,
+                                      const std::string& refusal) {
+  if (refusal.empty()) return;
+  static RateLimiter limiter(absl::Seconds(5));
+  direct_io_refused_.fetch_add(1);
+  if (limiter.Allow()) {
+    LogWarning("stage ", name(), ": O_DIRECT refused for ", path, " (", refusal,
+               "); reading it through the page cache");
+  }
+}
+
 void ArrowSource::SkipRow(std::string_view reason, const DatasetFile& file,
                           const std::string& column, int64_t row) {
   static RateLimiter limiter(absl::Seconds(5));
@@ -694,11 +705,13 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
   int64_t row = 0;
   if (!file->stream) {
     absl::StatusOr<std::unique_ptr<arrow::ArrowFileReader>> reader =
-        co_await arrow::ArrowFileReader::Open(*reader_, file->path);
+        co_await arrow::ArrowFileReader::Open(*reader_, file->path, {},
+                                              config_.direct_io());
     if (!reader.ok()) {
       fail(reader.status());
       co_return true;
     }
+    NoteDirectIoRefusal(file->path, (*reader)->direct_io_refusal());
     if (!schema_matches((*reader)->schema())) co_return true;
     const arrow::ArrowFileReader& batches = **reader;
     if (ReadsRowBlocks() && read.only_rows == nullptr) {
@@ -740,11 +753,13 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
     co_return true;
   }
   absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> reader =
-      co_await arrow::ArrowStreamReader::Open(*reader_, file->path);
+      co_await arrow::ArrowStreamReader::Open(*reader_, file->path, {},
+                                              config_.direct_io());
   if (!reader.ok()) {
     fail(reader.status());
     co_return true;
   }
+  NoteDirectIoRefusal(file->path, (*reader)->direct_io_refusal());
   if (!schema_matches((*reader)->schema())) co_return true;
   while (true) {
     if (!co_await permits_.Receive(load_meter())) co_return false;
@@ -1241,6 +1256,7 @@ void ArrowSource::AddMetrics(StageMetricProto& metrics) {
   out.set_passes(passes_.exchange(0));
   out.set_dataset_files(dataset_files_.load());
   out.set_dataset_rows(dataset_rows_.load());
+  out.set_direct_io_refused(direct_io_refused_.exchange(0));
 }
 
 }  // namespace sluice

@@ -226,6 +226,9 @@ class ArrowSource final : public Stage {
       const std::vector<std::vector<const io::arrow::ArrayView*>>& chains,
       int64_t r);
   void SkipFile(std::string_view reason, const std::string& message);
+  // Counts and logs (rate-limited) a file opened buffered although
+  // direct_io was asked for; `refusal` says why (empty: nothing to note).
+  void NoteDirectIoRefusal(const std::string& path, const std::string& refusal);
   void SkipRow(std::string_view reason, const DatasetFile& file,
                const std::string& field, int64_t row);
 
@@ -273,6 +276,7 @@ class ArrowSource final : public Stage {
   std::atomic<uint64_t> passes_{0};
   std::atomic<uint64_t> dataset_files_{0};
   std::atomic<uint64_t> dataset_rows_{0};
+  std::atomic<uint64_t> direct_io_refused_{0};
 };
 
 }  // namespace sluice

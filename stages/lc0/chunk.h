@@ -98,8 +98,10 @@ class ChunkSource {
   // exhaust descriptors. Does no reads. Errors: NotFound (gone),
   // PermissionDenied, FailedPrecondition (not a regular file), InvalidArgument
   // (unknown kind), other I/O errors. A zero-length file opens fine.
+  // With `direct_io`, the file's reads bypass the page cache (O_DIRECT)
+  // where its file system allows it; direct_io_refusal() says why not.
   static absl::StatusOr<std::shared_ptr<ChunkSource>> Open(
-      const std::string& path);
+      const std::string& path, bool direct_io = false);
 
   ~ChunkSource();
   ChunkSource(const ChunkSource&) = delete;
@@ -112,6 +114,8 @@ class ChunkSource {
   // The file name: the sort key.
   const std::string& name() const;
   const std::string& path() const;
+  // Why direct_io was asked for and the file is read buffered; else empty.
+  const std::string& direct_io_refusal() const;
   Kind kind() const;
   uint64_t file_size() const;
 

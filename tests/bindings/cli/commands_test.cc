@@ -1,5 +1,6 @@
 // The `sluice` subcommands run in-process: argument errors, demo, run,
 // bench io and bench pipeline on a tiny generated data set.
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ namespace sluice::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -327,38 +329,43 @@ TEST_F(CommandsTest, BenchIoSmallFilesOnlyUnderTheStatedSize) {
   EXPECT_GE(small_rows, 2);  // io_uring and pread, warm (and cold)
 }
 
-// The comparison's cases on one file: "block/depth/cache" of the runs, and
+// The comparison's cases on one file: "block/depth/case" of the runs, and
 // the cases not run.
 struct FioCases {
   std::set<std::string> runs;
   std::vector<std::string> skipped;
 };
 
-FioCases CompareWithFio(const std::string& path) {
-  const Result result =
-      Invoke(RunBenchCommand, {"io", path, "--json", "--compare-fio",
-                               "--fio-seconds", "1", "--fio-rounds", "1"});
+FioCases CompareWithFio(const std::string& path, const std::string& cases) {
+  const Result result = Invoke(
+      RunBenchCommand, {"io", path, "--json", "--compare-fio", "--fio-seconds",
+                        "1", "--fio-rounds", "1", "--fio-cases", cases});
   EXPECT_EQ(result.code, 0) << result.err;
   const google::protobuf::Struct parsed = ParseJson(result.out);
   const auto& fio = parsed.fields().at("fio").struct_value().fields();
-  FioCases cases;
+  FioCases found;
   if (fio.contains("error")) {
     ADD_FAILURE() << fio.at("error").string_value();
-    return cases;
+    return found;
   }
-  for (const auto& run : fio.at("runs").list_value().values()) {
+  EXPECT_GE(fio.at("cpu").number_value(), 0);
+  for (const auto& run : fio.at("cases").list_value().values()) {
     const auto& fields = run.struct_value().fields();
-    EXPECT_GT(fields.at("fio_gb_per_s").number_value(), 0);
-    EXPECT_GT(fields.at("sluice_gb_per_s").number_value(), 0);
-    cases.runs.insert(absl::StrCat(
+    for (const char* tool : {"fio_gb_per_s", "sluice_gb_per_s"}) {
+      const auto& spread = fields.at(tool).struct_value().fields();
+      EXPECT_GT(spread.at("median").number_value(), 0) << tool;
+      EXPECT_LE(spread.at("low").number_value(),
+                spread.at("high").number_value());
+    }
+    found.runs.insert(absl::StrCat(
         static_cast<int64_t>(fields.at("block_bytes").number_value()), "/",
         static_cast<int64_t>(fields.at("queue_depth").number_value()), "/",
-        fields.at("cache").string_value()));
+        fields.at("case").string_value()));
   }
   for (const auto& skipped : fio.at("skipped").list_value().values()) {
-    cases.skipped.push_back(skipped.string_value());
+    found.skipped.push_back(skipped.string_value());
   }
-  return cases;
+  return found;
 }
 
 TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
@@ -367,13 +374,19 @@ TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
   }
   const fs::path big = fs::path(::testing::TempDir()) /
                        ("sluice_fio_" + std::to_string(getpid()) + ".bin");
-  std::ofstream(big) << std::string(3 << 20, 'x');
-  // Cold runs need posix_fadvise, which every Linux file system here takes.
-  const FioCases cases = CompareWithFio(big.string());
-  EXPECT_EQ(cases.runs,
-            (std::set<std::string>{"1048576/32/cold", "1048576/32/warm",
-                                   "65536/1/cold", "65536/1/warm"}));
-  EXPECT_TRUE(cases.skipped.empty());
+  std::ofstream(big) << std::string((3 << 20) + 1000, 'x');
+  // Cold runs need posix_fadvise, which every Linux file system here takes;
+  // direct ones O_DIRECT, which tmpfs for one does not do.
+  const FioCases cases = CompareWithFio(big.string(), "cold,warm,direct");
+  std::set<std::string> expected = {"1048576/32/cold", "1048576/32/warm",
+                                    "65536/1/cold", "65536/1/warm"};
+  if (cases.skipped.empty()) {
+    expected.insert({"1048576/32/direct", "65536/1/direct"});
+  } else {
+    ASSERT_EQ(cases.skipped.size(), 1u);
+    EXPECT_THAT(cases.skipped[0], HasSubstr("direct: "));
+  }
+  EXPECT_EQ(cases.runs, expected);
   fs::remove(big);
 }
 
@@ -382,11 +395,53 @@ TEST_F(CommandsTest, BenchIoSaysWhichFioCasesAFileIsTooSmallFor) {
     GTEST_SKIP() << "fio is not installed (scripts/setup.sh installs it)";
   }
   // The data's tars hold 10 small games each: under one 1 MiB block.
-  const FioCases cases = CompareWithFio(*data_);
-  EXPECT_EQ(cases.runs,
-            (std::set<std::string>{"65536/1/cold", "65536/1/warm"}));
-  ASSERT_EQ(cases.skipped.size(), 1u);
-  EXPECT_THAT(cases.skipped[0], HasSubstr("1MiB blocks: the largest file has"));
+  const FioCases cases = CompareWithFio(*data_, "warm");
+  EXPECT_EQ(cases.runs, (std::set<std::string>{"65536/1/warm"}));
+  EXPECT_THAT(cases.skipped,
+              Contains(HasSubstr("1MiB blocks: the largest file has")));
+}
+
+// --direct adds O_DIRECT rows for io_uring and pread; where the file
+// system refuses O_DIRECT (tmpfs), they read buffered and a warning counts
+// the files.
+TEST_F(CommandsTest, BenchIoDirectRowsAndTheirFallbackOnTmpfs) {
+  const Result result =
+      Invoke(RunBenchCommand,
+             {"io", *data_, "--direct", "--json", "--small-files-limit", "1"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  std::set<std::string> direct_methods;
+  for (const auto& row :
+       ParseJson(result.out).fields().at("results").list_value().values()) {
+    const auto& fields = row.struct_value().fields();
+    if (fields.at("cache").string_value() != "direct") continue;
+    EXPECT_GT(fields.at("bytes").number_value(), 0);
+    direct_methods.insert(fields.at("method").string_value());
+  }
+  EXPECT_EQ(direct_methods, (std::set<std::string>{"io_uring", "pread"}));
+
+  struct statfs shm;
+  if (statfs("/dev/shm", &shm) != 0 || shm.f_type != 0x01021994) {
+    GTEST_SKIP() << "no tmpfs at /dev/shm here";
+  }
+  const fs::path in_memory =
+      fs::path("/dev/shm") / ("sluice_direct_" + std::to_string(getpid()));
+  fs::create_directories(in_memory);
+  std::ofstream(in_memory / "a.bin") << std::string(100000, 'x');
+  const Result tmpfs =
+      Invoke(RunBenchCommand, {"io", in_memory.string(), "--direct"});
+  fs::remove_all(in_memory);
+  ASSERT_EQ(tmpfs.code, 0) << tmpfs.err;
+  EXPECT_THAT(tmpfs.err, HasSubstr("warning: O_DIRECT refused for 1 of 1 "
+                                   "files (the file system keeps files in "
+                                   "memory"));
+  EXPECT_THAT(tmpfs.out, HasSubstr(" direct "));
+}
+
+TEST_F(CommandsTest, BenchIoRejectsAnUnknownFioCase) {
+  const Result result =
+      Invoke(RunBenchCommand, {"io", *data_, "--fio-cases", "warm,tepid"});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown --fio-cases case 'tepid'"));
 }
 
 TEST_F(CommandsTest, BenchPipelineJsonHasTheDocumentedKeys) {

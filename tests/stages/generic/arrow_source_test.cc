@@ -1,8 +1,12 @@
 #include "stages/generic/arrow_source.h"
 
+#include <sys/vfs.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -22,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
 #include "io/async_file_reader.h"
+#include "io/direct_file.h"
 #include "stages/stage_factory.h"
 #include "tests/io/arrow/ipc_test_writer.h"
 #include "tests/testing/npz_reader.h"
@@ -190,6 +195,64 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
   // The files were just written: their pages are cached, copied at once.
   const DataLoaderMetricsProto metrics = loader.GetMetrics();
   EXPECT_GT(metrics.reads_from_page_cache(), 0u) << metrics.DebugString();
+}
+
+// direct_io: the same rows, record batches read past the page cache (in
+// examples and in row blocks); where the file system refuses O_DIRECT
+// (tmpfs at /dev/shm), read buffered and each opening counted.
+TEST(ArrowSourceTest, DirectIoYieldsTheSameRowsAndCountsRefusals) {
+  struct statfs shm;
+  const bool have_tmpfs =
+      statfs("/dev/shm", &shm) == 0 && shm.f_type == 0x01021994;
+  for (const bool in_memory : {false, true}) {
+    if (in_memory && !have_tmpfs) continue;
+    SCOPED_TRACE(in_memory ? "tmpfs" : "temp dir");
+    const std::string saved_tmpdir =
+        std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "";
+    if (in_memory) setenv("TMPDIR", "/dev/shm", 1);
+    TempDir dir;
+    if (in_memory) {
+      if (saved_tmpdir.empty()) {
+        unsetenv("TMPDIR");
+      } else {
+        setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+      }
+    }
+    WriteDataset(dir);
+    absl::StatusOr<io::ReadableFile> probe =
+        io::OpenForReading(dir / "part-0.arrow", /*direct=*/true);
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    close(probe->fd);
+    const bool refused = !probe->refusal.empty();
+    EXPECT_TRUE(refused || !in_memory);
+    for (const char* output : {"", "output: ROW_BLOCKS block_rows: 4"}) {
+      SCOPED_TRACE(output);
+      DataLoader loader(CreateStage);
+      loader.Configure(
+          ParseConfig(Config(dir.path(), "EVAL", 5, true,
+                             std::string("direct_io: true ") + output)));
+      loader.Start();
+      if (std::string_view(output).empty()) {
+        EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(kTotalRows));
+      } else {
+        int64_t rows = 0;
+        while (true) {
+          auto got =
+              loader.GetNextFor<ExampleBlock>("", std::chrono::seconds(60));
+          if (!got.item) break;
+          rows += got.item->rows();
+        }
+        EXPECT_EQ(rows, kTotalRows);
+      }
+      loader.Stop();
+      const StageMetricProto totals = StageTotals(loader, "rows");
+      EXPECT_EQ(totals.skipped_size(), 0);
+      EXPECT_EQ(totals.arrow_source().direct_io_refused(), refused ? 4u : 0u);
+      const DataLoaderMetricsProto metrics = loader.GetMetrics();
+      EXPECT_EQ(metrics.reads_bounced_for_direct_io() > 0, !refused)
+          << metrics.DebugString();
+    }
+  }
 }
 
 // The survey reads several files' metadata at once; the index still
