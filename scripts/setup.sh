@@ -13,6 +13,7 @@ packages=(
   libdeflate-dev libisal-dev zlib1g-dev
   pybind11-dev python3-dev python3-pybind11 python3-numpy python3-protobuf
   python3-pytest nlohmann-json3-dev
+  python3-setuptools python3-wheel python3-build python3-venv prometheus
   clang libclang-rt-14-dev
   libflatbuffers-dev flatbuffers-compiler nodejs npm
   fio

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
@@ -25,7 +26,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice bench pipeline [CONFIG.textproto] [--threads 1,2]\n"
     "                             [--seconds N] [--batches N] [--data DIR]\n"
-    "                             [--json]\n"
+    "                             [--json] [--metrics-port P]\n"
     "\n"
     "End-to-end throughput of a pipeline, pulling its first output: for\n"
     "each thread count, the time to the first batch, then batches/s and\n"
@@ -191,11 +192,12 @@ absl::StatusOr<PipelineMeasurement> MeasurePipeline(
 
 int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"threads", "seconds", "batches", "data"}, {"json"});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, WithMetricsFlags({"threads", "seconds", "batches", "data"}),
+      {"json"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() > 1) {
@@ -250,15 +252,20 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     if (!data.empty()) SetDataDirectory(data, &config);
   }
 
+  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &config);
+      !metrics.ok()) {
+    return UsageError(err, metrics.message());
+  }
   std::vector<PipelineMeasurement> runs;
   for (unsigned threads : thread_counts) {
     absl::StatusOr<PipelineMeasurement> run =
         MeasurePipeline(config, threads, *seconds, *batches);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kInvalidArgument) {
-        return UsageError(err, run.status().message());
+        return UsageError(err, NameMetricsFlags(run.status().message()));
       }
-      err << "sluice bench pipeline: " << run.status().message() << "\n";
+      err << "sluice bench pipeline: "
+          << NameMetricsFlags(run.status().message()) << "\n";
       return 1;
     }
     runs.push_back(*run);

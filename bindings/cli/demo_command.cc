@@ -5,6 +5,7 @@
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
@@ -15,6 +16,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
     "                   [--batches N] [--threads N] [--games N] [--clips N]\n"
+    "                   [--metrics-port P]\n"
     "\n"
     "Runs a default training pipeline and shows live what each stage does\n"
     "and how fast batches come out. Without --data it first generates a\n"
@@ -44,11 +46,11 @@ int UsageError(std::ostream& err, absl::string_view message) {
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args,
-      {"workload", "data", "seconds", "batches", "threads", "games", "clips"});
+      args, WithMetricsFlags({"workload", "data", "seconds", "batches",
+                              "threads", "games", "clips"}));
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (!parsed->positional.empty()) {
@@ -105,6 +107,10 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                                  .worker_threads = worker_threads});
   if (!config.ok()) return UsageError(err, config.status().message());
   config->set_metrics_interval_seconds(0.5);
+  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &*config);
+      !metrics.ok()) {
+    return UsageError(err, metrics.message());
+  }
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
   absl::StatusOr<RunReport> report =
@@ -113,7 +119,8 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                        .max_seconds = static_cast<double>(*seconds)},
                       out, StdoutIsInteractive());
   if (!report.ok()) {
-    err << "sluice demo: " << report.status().message() << "\n";
+    err << "sluice demo: " << NameMetricsFlags(report.status().message())
+        << "\n";
     return 1;
   }
   if (audio) {

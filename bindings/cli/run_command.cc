@@ -5,6 +5,7 @@
 
 #include "absl/strings/string_view.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "engine/config_text.h"
 
@@ -15,7 +16,7 @@ constexpr char kUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
-    "                  [--resume FILE]\n"
+    "                  [--resume FILE] [--metrics-port P]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -44,12 +45,12 @@ int UsageError(std::ostream& err, absl::string_view message) {
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"batches", "seconds", "metrics-json", "data",
-                       "checkpoint", "checkpoint-every", "resume"});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, WithMetricsFlags({"batches", "seconds", "metrics-json", "data",
+                              "checkpoint", "checkpoint-every", "resume"}));
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() != 1) {
@@ -68,6 +69,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   if (!config.ok()) return UsageError(err, config.status().message());
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);
+  }
+  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &*config);
+      !metrics.ok()) {
+    return UsageError(err, metrics.message());
   }
   RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
                    .max_seconds = static_cast<double>(*seconds)};
@@ -90,9 +95,10 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
       RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
     if (report.status().code() == absl::StatusCode::kInvalidArgument) {
-      return UsageError(err, report.status().message());
+      return UsageError(err, NameMetricsFlags(report.status().message()));
     }
-    err << "sluice run: " << report.status().message() << "\n";
+    err << "sluice run: " << NameMetricsFlags(report.status().message())
+        << "\n";
     return 1;
   }
   return 0;

@@ -11,7 +11,7 @@ from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
 def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
                  threads=None, input_format=None, rank=0, world_size=1,
-                 deterministic=False, resumable=False):
+                 deterministic=False, resumable=False, metrics_port=0):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -30,6 +30,10 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     docs/guarantees.md). `resumable` lets DataLoader.checkpoint() work
     without it: a resume then repeats and loses nothing, but its batches
     differ from those an uninterrupted run would have given.
+
+    `metrics_port` (0: off) serves the loader's metrics for Prometheus on
+    http://127.0.0.1:metrics_port/metrics while it runs (set
+    ``config.metrics_address = "0.0.0.0"`` to listen on every interface).
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -44,7 +48,15 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                              **_data_parallel("lc0", rank, world_size,
                                               deterministic)))
     config.resumable = bool(resumable)
+    config.metrics_port = _metrics_port("lc0", metrics_port)
     return config
+
+
+def _metrics_port(pipeline, port):
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{pipeline} pipeline: metrics_port must be a TCP "
+                          f"port, 1-65535 (0: off), not {port}")
+    return port
 
 
 def _data_parallel(pipeline, rank, world_size, deterministic):
@@ -68,7 +80,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    n_fft=400, hop_length=160, n_mels=64, batch_size=256,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
                    audio_column="audio", label_column="label", rank=0,
-                   world_size=1, deterministic=False, resumable=False):
+                   world_size=1, deterministic=False, resumable=False,
+                   metrics_port=0):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -102,6 +115,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     contiguous run of rows, the shards disjoint and together every row.
     `deterministic` gives the same batches at any thread count;
     `resumable` lets DataLoader.checkpoint() work without it (as for
+    lc0_pipeline). `metrics_port` serves Prometheus metrics (as for
     lc0_pipeline).
     """
     directories = _directories(paths)
@@ -122,6 +136,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                                **_data_parallel("audio", rank, world_size,
                                                 deterministic)))
     config.resumable = bool(resumable)
+    config.metrics_port = _metrics_port("audio", metrics_port)
     return config
 
 
