@@ -209,6 +209,8 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   for (const auto* value : {&seconds, &batches}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, metrics.status().message());
   std::vector<unsigned> thread_counts;
   const std::string threads_text = parsed->flags.contains("threads")
                                        ? parsed->flags.find("threads")->second
@@ -252,10 +254,7 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     if (!data.empty()) SetDataDirectory(data, &config);
   }
 
-  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &config);
-      !metrics.ok()) {
-    return UsageError(err, metrics.message());
-  }
+  metrics->ApplyTo(&config);
   std::vector<PipelineMeasurement> runs;
   for (unsigned threads : thread_counts) {
     absl::StatusOr<PipelineMeasurement> run =

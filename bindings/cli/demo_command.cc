@@ -75,6 +75,8 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   for (const auto* value : {&seconds, &batches, &threads, &games, &clips}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, metrics.status().message());
   std::string data;
   if (auto it = parsed->flags.find("data"); it != parsed->flags.end()) {
     data = it->second;
@@ -107,10 +109,7 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                                  .worker_threads = worker_threads});
   if (!config.ok()) return UsageError(err, config.status().message());
   config->set_metrics_interval_seconds(0.5);
-  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &*config);
-      !metrics.ok()) {
-    return UsageError(err, metrics.message());
-  }
+  metrics->ApplyTo(&*config);
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
   absl::StatusOr<RunReport> report =

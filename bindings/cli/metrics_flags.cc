@@ -1,7 +1,5 @@
 #include "bindings/cli/metrics_flags.h"
 
-#include <cstdint>
-
 #include "absl/strings/str_replace.h"
 
 namespace sluice::cli {
@@ -12,16 +10,20 @@ std::vector<std::string> WithMetricsFlags(std::vector<std::string> flags) {
   return flags;
 }
 
-absl::Status ApplyMetricsFlags(const ParsedArgs& args,
-                               DataLoaderConfig* config) {
+void MetricsFlags::ApplyTo(DataLoaderConfig* config) const {
+  if (port != 0) config->set_metrics_port(port);
+  if (address.has_value()) config->set_metrics_address(*address);
+}
+
+absl::StatusOr<MetricsFlags> ParseMetricsFlags(const ParsedArgs& args) {
   absl::StatusOr<int64_t> port = IntFlag(args, "metrics-port", 0, 1, 65535);
   if (!port.ok()) return port.status();
-  if (*port != 0) config->set_metrics_port(static_cast<uint32_t>(*port));
+  MetricsFlags flags{.port = static_cast<uint32_t>(*port)};
   if (auto address = args.flags.find("metrics-address");
       address != args.flags.end()) {
-    config->set_metrics_address(address->second);
+    flags.address = address->second;
   }
-  return absl::OkStatus();
+  return flags;
 }
 
 std::string NameMetricsFlags(std::string_view message) {

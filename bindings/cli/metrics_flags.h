@@ -2,17 +2,21 @@
 // pipeline (run, demo, bench pipeline):
 //
 //   ParseArgs(args, WithMetricsFlags({"batches", ...}));
-//   SLUICE_RETURN_IF_ERROR(ApplyMetricsFlags(*parsed, &config));
+//   absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+//   ...
+//   metrics->ApplyTo(&config);
 //   ...
 //   err << NameMetricsFlags(status.message());
 #ifndef SLUICE_BINDINGS_CLI_METRICS_FLAGS_H_
 #define SLUICE_BINDINGS_CLI_METRICS_FLAGS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "bindings/cli/flags.h"
 #include "proto/data_loader_config.pb.h"
 
@@ -27,10 +31,16 @@ inline constexpr char kMetricsFlagsUsage[] =
 // `flags` plus metrics-port and metrics-address.
 std::vector<std::string> WithMetricsFlags(std::vector<std::string> flags);
 
-// Sets config's metrics_port and metrics_address from the flags given; an
-// InvalidArgument naming the flag for a port outside 1-65535.
-absl::Status ApplyMetricsFlags(const ParsedArgs& args,
-                               DataLoaderConfig* config);
+// --metrics-port and --metrics-address as given.
+struct MetricsFlags {
+  uint32_t port = 0;  // 0: not given
+  std::optional<std::string> address;
+  // Sets the config's metrics_port and metrics_address to those given.
+  void ApplyTo(DataLoaderConfig* config) const;
+};
+
+// The flags; an InvalidArgument naming the flag for a port outside 1-65535.
+absl::StatusOr<MetricsFlags> ParseMetricsFlags(const ParsedArgs& args);
 
 // `message` with the config's field names replaced by the flags that set
 // them (a port in use or not allowed is reported as a field error).

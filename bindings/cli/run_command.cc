@@ -70,10 +70,9 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);
   }
-  if (absl::Status metrics = ApplyMetricsFlags(*parsed, &*config);
-      !metrics.ok()) {
-    return UsageError(err, metrics.message());
-  }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, metrics.status().message());
+  metrics->ApplyTo(&*config);
   RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
                    .max_seconds = static_cast<double>(*seconds)};
   if (auto path = parsed->flags.find("checkpoint");
