@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <string_view>
@@ -9,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "asio/co_spawn.hpp"
 #include "asio/experimental/as_tuple.hpp"
 #include "asio/post.hpp"
@@ -34,22 +34,42 @@ bool HeaderComplete(std::string_view request) {
          request.find("\n\n") != std::string_view::npos;
 }
 
+// Debian's abseil has a string_view of its own: the texts below are put
+// together with std::string.
 std::string Response(std::string_view status, std::string_view content_type,
                      std::string_view body, bool with_body,
                      std::string_view extra_headers = "") {
-  std::string response =
-      absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", content_type,
-                   "\r\nContent-Length: ", body.size(), "\r\n", extra_headers,
-                   "Connection: close\r\n\r\n");
+  std::string response = "HTTP/1.1 ";
+  response.append(status);
+  response.append("\r\nContent-Type: ");
+  response.append(content_type);
+  response.append("\r\nContent-Length: ");
+  response.append(std::to_string(body.size()));
+  response.append("\r\n");
+  response.append(extra_headers);
+  response.append("Connection: close\r\n\r\n");
   if (with_body) response.append(body);
   return response;
 }
 
 std::string TextResponse(std::string_view status, std::string_view message,
                          bool with_body, std::string_view extra_headers = "") {
-  return Response(status, "text/plain; charset=utf-8",
-                  absl::StrCat("sluice metrics: ", message, "\n"), with_body,
+  const std::string body = "sluice metrics: " + std::string(message) + "\n";
+  return Response(status, "text/plain; charset=utf-8", body, with_body,
                   extra_headers);
+}
+
+// The words of `line`, between runs of spaces.
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> words;
+  while (true) {
+    const size_t start = line.find_first_not_of(' ');
+    if (start == std::string_view::npos) return words;
+    line.remove_prefix(start);
+    const size_t end = std::min(line.find(' '), line.size());
+    words.push_back(line.substr(0, end));
+    line.remove_prefix(end);
+  }
 }
 
 // The status of a failed bind of `endpoint`.
@@ -70,7 +90,7 @@ absl::Status BindError(const asio::error_code& error,
                      "the port is in use (another loader or process listens "
                      "there); choose another port"));
   }
-  if (error == asio::error::address_not_available) {
+  if (error == std::errc::address_not_available) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, "the address is not one of this machine's"));
   }
@@ -227,8 +247,7 @@ asio::awaitable<void> MetricsHttpServer::Serve(
 std::string MetricsHttpServer::Respond(std::string_view request) {
   std::string_view line = request.substr(0, request.find('\n'));
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  const std::vector<std::string_view> parts =
-      absl::StrSplit(line, ' ', absl::SkipEmpty());
+  const std::vector<std::string_view> parts = Words(line);
   if (parts.size() != 3 || !parts[2].starts_with("HTTP/1.")) {
     return TextResponse("400 Bad Request",
                         "malformed request line; expected e.g. "
@@ -240,7 +259,7 @@ std::string MetricsHttpServer::Respond(std::string_view request) {
   if (method != "GET" && !head) {
     return TextResponse(
         "405 Method Not Allowed",
-        absl::StrCat("method ", method, " not allowed; use GET"), true,
+        "method " + std::string(method) + " not allowed; use GET", true,
         "Allow: GET, HEAD\r\n");
   }
   const std::string_view target = parts[1];
@@ -251,7 +270,7 @@ std::string MetricsHttpServer::Respond(std::string_view request) {
       page = render_();
     } catch (const std::exception& e) {
       return TextResponse("500 Internal Server Error",
-                          absl::StrCat("rendering failed: ", e.what()), !head);
+                          std::string("rendering failed: ") + e.what(), !head);
     }
     return Response("200 OK", PrometheusText::kContentType, page, !head);
   }
@@ -261,7 +280,7 @@ std::string MetricsHttpServer::Respond(std::string_view request) {
   }
   return TextResponse(
       "404 Not Found",
-      absl::StrCat("no page ", path, "; the metrics are at /metrics"), !head);
+      "no page " + std::string(path) + "; the metrics are at /metrics", !head);
 }
 
 }  // namespace sluice

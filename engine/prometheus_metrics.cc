@@ -63,7 +63,7 @@ std::optional<double> NumericValue(const Message& message,
 // `*examples`.
 class StageFieldRenderer {
  public:
-  StageFieldRenderer(std::string_view stage, std::string_view type,
+  StageFieldRenderer(const std::string& stage, const std::string& type,
                      PrometheusText* page, double* examples)
       : stage_(stage), type_(type), page_(page), examples_(examples) {}
 
@@ -108,8 +108,8 @@ class StageFieldRenderer {
                {{"stage", stage_}}, *value);
   }
 
-  const std::string_view stage_;
-  const std::string_view type_;
+  const std::string& stage_;
+  const std::string& type_;
   PrometheusText* const page_;
   double* const examples_;
 };

@@ -50,13 +50,16 @@ void PrometheusText::Add(std::string_view name, Type type,
     line.push_back('{');
     for (size_t i = 0; i < labels.size(); ++i) {
       if (i > 0) line.push_back(',');
-      absl::StrAppend(&line, labels[i].first, "=\"");
+      line.append(labels[i].first);
+      line.append("=\"");
       AppendEscaped(labels[i].second, /*quote=*/true, &line);
       line.push_back('"');
     }
     line.push_back('}');
   }
-  absl::StrAppend(&line, " ", FormatPrometheusValue(value), "\n");
+  line.push_back(' ');
+  line.append(FormatPrometheusValue(value));
+  line.push_back('\n');
 }
 
 std::string PrometheusText::Render() const {

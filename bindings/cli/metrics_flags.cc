@@ -26,7 +26,7 @@ absl::StatusOr<MetricsFlags> ParseMetricsFlags(const ParsedArgs& args) {
   return flags;
 }
 
-std::string NameMetricsFlags(std::string_view message) {
+std::string NameMetricsFlags(absl::string_view message) {
   return absl::StrReplaceAll(
       message,
       {{"DataLoaderConfig: field 'metrics_port'", "--metrics-port"},

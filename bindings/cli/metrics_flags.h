@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "bindings/cli/flags.h"
 #include "proto/data_loader_config.pb.h"
 
@@ -44,7 +44,7 @@ absl::StatusOr<MetricsFlags> ParseMetricsFlags(const ParsedArgs& args);
 
 // `message` with the config's field names replaced by the flags that set
 // them (a port in use or not allowed is reported as a field error).
-std::string NameMetricsFlags(std::string_view message);
+std::string NameMetricsFlags(absl::string_view message);
 
 }  // namespace sluice::cli
 

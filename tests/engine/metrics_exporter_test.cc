@@ -59,13 +59,13 @@ DataLoaderConfig ConfigOnPort(uint32_t port) {
 
 // The value of the sample `series` ("name{labels}") on `page`; -1 if absent.
 double SampleValue(std::string_view page, std::string_view series) {
-  const std::string prefix = absl::StrCat("\n", series, " ");
+  const std::string prefix = "\n" + std::string(series) + " ";
   const size_t at = page.find(prefix);
   if (at == std::string_view::npos) return -1;
   const size_t start = at + prefix.size();
   double value = -1;
-  if (!absl::SimpleAtod(page.substr(start, page.find('\n', start) - start),
-                        &value)) {
+  const std::string text(page.substr(start, page.find('\n', start) - start));
+  if (!absl::SimpleAtod(text, &value)) {
     return -1;
   }
   return value;

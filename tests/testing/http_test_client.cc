@@ -105,9 +105,9 @@ absl::StatusOr<std::string> HttpExchange(uint16_t port,
 }
 
 absl::StatusOr<std::string> HttpGet(uint16_t port, std::string_view path) {
-  return HttpExchange(port, absl::StrCat("GET ", path,
-                                         " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                         "Connection: close\r\n\r\n"));
+  return HttpExchange(port, "GET " + std::string(path) +
+                                " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                "Connection: close\r\n\r\n");
 }
 
 std::string_view ResponseBody(std::string_view response) {
