@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -90,7 +91,8 @@ absl::Status BindError(const asio::error_code& error,
                      "the port is in use (another loader or process listens "
                      "there); choose another port"));
   }
-  if (error == std::errc::address_not_available) {
+  // asio's system category does not map to std::errc: compare errno.
+  if (error.value() == EADDRNOTAVAIL) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, "the address is not one of this machine's"));
   }

@@ -59,7 +59,8 @@ DataLoaderConfig ConfigOnPort(uint32_t port) {
 
 // The value of the sample `series` ("name{labels}") on `page`; -1 if absent.
 double SampleValue(std::string_view page, std::string_view series) {
-  const std::string prefix = "\n" + std::string(series) + " ";
+  std::string prefix = "\n";
+  prefix.append(series).append(" ");
   const size_t at = page.find(prefix);
   if (at == std::string_view::npos) return -1;
   const size_t start = at + prefix.size();

@@ -82,7 +82,7 @@ TEST(MetricsHttpServerTest, OtherPathsAndMethodsSayWhere) {
 
 TEST(MetricsHttpServerTest, MalformedRequestsGetABadRequest) {
   auto server = StartServer();
-  for (const std::string request :
+  for (const std::string& request :
        {std::string("garbage\r\n\r\n"), std::string("GET /metrics\r\n\r\n"),
         std::string("GET /metrics SPDY/3\n\n"),
         std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\n\n", 14)}) {
