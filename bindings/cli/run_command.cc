@@ -64,14 +64,14 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   for (const auto* value : {&batches, &seconds, &checkpoint_every}) {
     if (!value->ok()) return UsageError(err, value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, metrics.status().message());
   absl::StatusOr<DataLoaderConfig> config =
       ReadConfigFile(parsed->positional[0]);
   if (!config.ok()) return UsageError(err, config.status().message());
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);
   }
-  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
-  if (!metrics.ok()) return UsageError(err, metrics.status().message());
   metrics->ApplyTo(&*config);
   RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
                    .max_seconds = static_cast<double>(*seconds)};

@@ -95,7 +95,7 @@ def test_a_loader_serves_its_metrics(games_dir):
         # A snapshot (every second) comes with the batches pulled.
         def batches_counted():
             return samples(scrape(port)[1]).get(
-                'sluice_batches_total{output="tensors.output"}', 0) > 0
+                'sluice_batches_total{output="tensors"}', 0) > 0
         assert wait_until(batches_counted, timeout=60)
         content_type, page = scrape(port)
     assert content_type == "text/plain; version=0.0.4; charset=utf-8"
@@ -208,7 +208,7 @@ def test_prometheus_scrapes_a_running_loader(games_dir, tmp_path):
             assert wait_until(lambda: query_value(
                 prometheus.port, 'up{job="sluice"}') == 1, timeout=120), \
                 prometheus.log.read_text()
-            batches = 'sluice_batches_total{output="tensors.output"}'
+            batches = 'sluice_batches_total{output="tensors"}'
             assert wait_until(lambda: (query_value(prometheus.port, batches)
                                        or 0) > 0, timeout=60)
             first = query_value(prometheus.port, batches)
