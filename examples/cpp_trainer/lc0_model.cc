@@ -86,8 +86,7 @@ torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
 Lc0NetImpl::Lc0NetImpl(int blocks, int filters)
     : input_(kInputPlanes, filters, 3),
       policy_conv_(filters, filters, 3),
-      policy_planes_(
-          nn::Conv2dOptions(filters, kPolicyPlanes, 3).padding(1)),
+      policy_planes_(nn::Conv2dOptions(filters, kPolicyPlanes, 3).padding(1)),
       policy_gather_(torch::tensor(ConvPolicyGather(), torch::kInt64)),
       value_conv_(filters, 32, 1),
       value_fc_(nn::Linear(32 * kSquares, 128), nn::ReLU(), nn::Linear(128, 3)),

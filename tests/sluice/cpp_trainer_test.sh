@@ -81,8 +81,10 @@ resume)
   echo "steps 11..24 match the uninterrupted run"
   ;;
 sigint)
-  train --steps 1000000 --checkpoint run.ckpt --report interrupted.csv \
-    >interrupted.log 2>&1 &
+  # The trainer itself in the background (not the train function, whose
+  # subshell would get the signal and ignore it).
+  "$trainer" "${common[@]}" --steps 1000000 --checkpoint run.ckpt \
+    --report interrupted.csv >interrupted.log 2>&1 &
   pid=$!
   # Interrupt once a few steps are done (a condition with a generous
   # deadline, not a fixed sleep).
