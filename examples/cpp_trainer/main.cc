@@ -1,155 +1,161 @@
-// A trainer stand-in that embeds sluice: it builds the default lc0 training
-// pipeline (or the eval pipeline) on a data directory, consumes batches on
-// its own thread with a toy "training step" (a checksum over the tensors),
-// prints throughput and the pipeline's metrics every few seconds, and stops
-// cleanly on Ctrl-C.
+// cpp_trainer: trains a libtorch model on sluice batches. lc0: a small
+// residual network with lc0's policy, value and moves-left heads; audio: a
+// CNN over log-mel spectrograms, then one eval pass. See --help and
+// README.md.
 //
-//   cpp_trainer CONFIG.textproto DATA_DIR [--batches N] [--seconds S]
-//
-// CONFIG is a text-format DataLoaderConfig (e.g. the installed
-// share/sluice/proto/examples/lc0_train.textproto); DATA_DIR replaces the
-// directory of its file_path_provider stage.
-#include <atomic>
-#include <chrono>
-#include <csignal>
+//   cpp_trainer --workload audio --data TRAIN --eval-data HELD
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
+#include <memory>
+#include <optional>
 #include <thread>
 
-#include "google/protobuf/text_format.h"
+#include "batch_feed.h"
+#include "checkpoint.h"
+#include "evaluation.h"
+#include "flags.h"
+#include "pipeline_config.h"
+#include "report.h"
 #include "sluice/sluice.h"
+#include "stop_signal.h"
+#include "torch/torch.h"
+#include "train_step.h"
+#include "training_loop.h"
+#include "workload.h"
 
+namespace trainer {
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-void OnSignal(int) { g_stop.store(true); }
-
-// The toy training step: touches every float of the batch (lc0's tensors
-// are all float32; data_as checks that).
-double TrainingStep(const sluice::Batch& batch) {
-  double checksum = 0;
-  for (const sluice::Tensor& tensor : batch.tensors()) {
-    const float* values = tensor.data_as<float>();
-    for (size_t i = 0; i < tensor.elements(); ++i) checksum += values[i];
+// Torch's threads: --torch-threads, or the cores the loader leaves.
+void SetUpTorch(const TrainerFlags& flags) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int loader = flags.loader_threads == 0 ? cores : flags.loader_threads;
+  const int threads = flags.torch_threads > 0 ? flags.torch_threads
+                                              : std::max(1, cores - loader);
+  torch::set_num_threads(threads);
+  torch::manual_seed(flags.seed);
+  if (flags.deterministic) {
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
   }
-  return checksum;
+  std::printf("torch threads %d, loader threads %d\n", threads, loader);
 }
 
-// Non-zero entries of the planes tensor: independent of position order.
-long NonZeroPlaneEntries(const sluice::Batch& batch) {
-  const sluice::Tensor& planes = batch.tensor("planes");
-  const float* values = planes.data_as<float>();
-  long count = 0;
-  for (size_t i = 0; i < planes.elements(); ++i) {
-    count += values[i] != 0.0f;
+// The audio model's classes: the checkpoint's, --classes, or 1 + the
+// largest label of the first batch (peeked, not taken).
+int64_t Classes(const TrainerFlags& flags,
+                const std::optional<TrainerCheckpoint>& resumed,
+                BatchFeed& feed) {
+  if (flags.workload != WorkloadKind::kAudio) return 0;
+  if (flags.classes > 0) return flags.classes;
+  if (resumed.has_value()) {
+    const std::string& settings = resumed->state().settings;
+    const size_t at = settings.find("classes=");
+    if (at != std::string::npos) return std::stoll(settings.substr(at + 8));
   }
-  return count;
+  const sluice::Batch* first = feed.Peek();
+  if (first == nullptr) return 0;
+  const sluice::Tensor& label = first->tensor("label");
+  const int64_t* labels = label.data_as<int64_t>();
+  return 1 + *std::max_element(labels, labels + first->size());
 }
 
-std::string ShapeText(const sluice::Tensor& tensor) {
-  std::string text = "(";
-  for (size_t i = 0; i < tensor.shape.size(); ++i) {
-    text += (i ? "," : "") + std::to_string(tensor.shape[i]);
+int Train(const TrainerFlags& flags) {
+  SetUpTorch(flags);
+  sluice::Loader loader(TrainingPipeline(flags));
+  std::optional<TrainerCheckpoint> resumed;
+  if (!flags.resume.empty()) {
+    resumed = TrainerCheckpoint::Read(flags.resume);
+    loader.ResumeFrom(resumed->state().loader);
   }
-  return text + ")";
+  loader.Start();
+  BatchFeed feed(loader);
+  const int64_t classes = Classes(flags, resumed, feed);
+  if (StopSignal::requested()) return 0;
+  if (flags.workload == WorkloadKind::kAudio && classes == 0) {
+    std::fprintf(stderr, "cpp_trainer: no training data in %s\n",
+                 flags.data.c_str());
+    return 1;
+  }
+  std::unique_ptr<Workload> workload = MakeWorkload(flags, classes);
+  std::unique_ptr<torch::optim::Optimizer> optimizer =
+      MakeOptimizer(flags, workload->model());
+  int64_t first_step = 1;
+  if (resumed.has_value()) {
+    resumed->Restore(workload->settings(), workload->model(), *optimizer);
+    SetLearningRate(*optimizer, flags.learning_rate);
+    first_step = resumed->state().step + 1;
+    std::printf("resumed from %s after step %lld\n", flags.resume.c_str(),
+                static_cast<long long>(first_step - 1));
+  }
+  std::printf("model: %s\n", workload->settings().c_str());
+  Report report(flags.report, workload->term_names(), workload->unit(),
+                flags.log_every, flags.steps);
+  TrainingRun run{flags, *workload, *optimizer, loader, feed, report};
+  const LoopOutcome outcome = RunTraining(run, first_step);
+  loader.Stop();
+
+  const double rate = outcome.seconds > 0 ? outcome.rows / outcome.seconds : 0;
+  std::printf(
+      "trained steps %lld..%lld: %lld %s in %.1f s (%.0f %s/s), waiting for "
+      "data %.1f %% of the time\n",
+      static_cast<long long>(first_step),
+      static_cast<long long>(outcome.last_step),
+      static_cast<long long>(outcome.rows), workload->unit(), outcome.seconds,
+      rate, workload->unit(),
+      outcome.seconds > 0 ? 100 * outcome.wait_seconds / outcome.seconds : 0);
+  if (outcome.stopped) {
+    std::printf("stopped after step %lld%s\n",
+                static_cast<long long>(outcome.last_step),
+                flags.checkpoint.empty() ? "" : "; checkpoint written");
+    return 0;
+  }
+  if (outcome.data_ended) {
+    std::printf("the training data ended after step %lld\n",
+                static_cast<long long>(outcome.last_step));
+  }
+  if (!flags.eval_data.empty()) {
+    report.Eval(outcome.last_step, Evaluate(*workload, EvalPipeline(flags)));
+  }
+  return 0;
 }
 
 }  // namespace
+}  // namespace trainer
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: cpp_trainer CONFIG.textproto DATA_DIR [--batches N] "
-                 "[--seconds S]\n");
+  using namespace trainer;
+  TrainerFlags flags;
+  try {
+    flags = ParseFlags(argc, argv);
+  } catch (const FlagError& error) {
+    std::fprintf(stderr, "cpp_trainer: %s\n", error.what());
     return 2;
   }
-  long max_batches = 0;
-  double max_seconds = 0;
-  for (int i = 3; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--batches") == 0) {
-      max_batches = std::atol(argv[i + 1]);
-    } else if (std::strcmp(argv[i], "--seconds") == 0) {
-      max_seconds = std::atof(argv[i + 1]);
-    }
+  if (flags.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  std::ifstream file(argv[1]);
-  std::stringstream text;
-  text << file.rdbuf();
-
+  StopSignal::Install();
   try {
-    sluice::DataLoaderConfig config;
-    if (!google::protobuf::TextFormat::ParseFromString(text.str(), &config)) {
-      std::fprintf(stderr, "cpp_trainer: cannot parse %s\n", argv[1]);
-      return 2;
-    }
-    // Point the pipeline's file discovery at DATA_DIR.
-    for (sluice::StageConfig& stage : *config.mutable_stage()) {
-      if (!stage.has_file_path_provider()) continue;
-      stage.mutable_file_path_provider()->clear_directory();
-      stage.mutable_file_path_provider()->add_directory(argv[2]);
-    }
-    sluice::Loader loader(config);
-    std::signal(SIGINT, OnSignal);
-    std::signal(SIGTERM, OnSignal);
-    loader.Start();
-
-    std::atomic<long> batches{0};
-    std::atomic<long> positions{0};
-    std::atomic<bool> done{false};
-    double checksum = 0;
-    long nonzero_planes = 0;
-    // The trainer's own thread pulls batches; the main thread reports.
-    std::thread trainer([&] {
-      while (std::optional<sluice::Batch> batch = loader.Next()) {
-        if (batches == 0) {
-          for (const sluice::Tensor& tensor : batch->tensors()) {
-            std::printf("tensor %s %s %s\n", tensor.name.c_str(),
-                        ShapeText(tensor).c_str(), tensor.dtype.c_str());
-          }
-        }
-        checksum += TrainingStep(*batch);
-        nonzero_planes += NonZeroPlaneEntries(*batch);
-        positions += batch->size();
-        if (++batches == max_batches) break;
-      }
-      done = true;
-    });
-    const auto start = std::chrono::steady_clock::now();
-    auto next_report = start + std::chrono::seconds(2);
-    while (!done && !g_stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      const auto now = std::chrono::steady_clock::now();
-      const double elapsed = std::chrono::duration<double>(now - start).count();
-      if (max_seconds > 0 && elapsed >= max_seconds) break;
-      if (now >= next_report) {
-        next_report = now + std::chrono::seconds(2);
-        std::printf("%.1fs: %ld batches, %.0f positions/s\n", elapsed,
-                    batches.load(), positions / elapsed);
-        const sluice::DataLoaderMetricsProto metrics = loader.Metrics();
-        for (const auto& stage : metrics.stage_metrics()) {
-          std::printf("  %-10s load %.2f\n", stage.name().c_str(),
-                      stage.load().load());
-        }
-        std::fflush(stdout);
-      }
-    }
-    loader.Stop();  // wakes the trainer thread if it is waiting
-    trainer.join();
-    std::printf(
-        "done: %ld batches, %ld positions, nonzero plane entries %ld, "
-        "checksum %.6g\n",
-        batches.load(), positions.load(), nonzero_planes, checksum);
+    return Train(flags);
+  } catch (const FlagError& error) {
+    std::fprintf(stderr, "cpp_trainer: %s\n", error.what());
+    return 2;
   } catch (const sluice::ConfigError& error) {
-    std::fprintf(stderr, "cpp_trainer: bad config: %s\n", error.what());
+    std::fprintf(stderr, "cpp_trainer: bad pipeline: %s\n", error.what());
+    return 2;
+  } catch (const CheckpointError& error) {
+    std::fprintf(stderr, "cpp_trainer: %s\n", error.what());
     return 2;
   } catch (const sluice::PipelineError& error) {
     std::fprintf(stderr, "cpp_trainer: pipeline failed: %s\n", error.what());
     return 1;
+  } catch (const c10::Error& error) {
+    std::fprintf(stderr, "cpp_trainer: torch: %s\n",
+                 error.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "cpp_trainer: %s\n", error.what());
+    return 1;
   }
-  return 0;
 }
