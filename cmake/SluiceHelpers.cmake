@@ -50,6 +50,11 @@ function(sluice_test_compile_settings target)
     target_link_options(${target} PRIVATE -fuse-ld=lld)
   endif()
   if(SLUICE_PCH AND NOT target STREQUAL "sluice_test_pch")
+    # The header's macros and include paths come with asio and the protos,
+    # and its asio headers need asio's compiled half (in sluice::io): a
+    # test that uses neither still builds with them, or GCC would not take
+    # the precompiled header.
+    target_link_libraries(${target} PRIVATE sluice::io sluice::proto)
     target_precompile_headers(${target} REUSE_FROM sluice_test_pch)
   endif()
 endfunction()
@@ -78,7 +83,7 @@ function(sluice_add_test_pch_target)
   if(SLUICE_PCH)
     add_executable(sluice_test_pch ${PROJECT_SOURCE_DIR}/cmake/pch/anchor_main.cc)
     target_include_directories(sluice_test_pch PRIVATE ${PROJECT_SOURCE_DIR})
-    target_link_libraries(sluice_test_pch PRIVATE sluice::proto sluice_asio
+    target_link_libraries(sluice_test_pch PRIVATE sluice::proto sluice::io
       absl::status absl::statusor absl::strings GTest::gmock
       GTest::gtest_main)
     target_precompile_headers(sluice_test_pch PRIVATE
