@@ -6,6 +6,14 @@
 #                  [LABELS concurrency])
 #     -> a googletest binary registered with ctest. A ThreadSanitizer build
 #        (SLUICE_TSAN) builds only the tests labelled "concurrency".
+#   sluice_precompile_library_headers(sluice_engine)
+#     -> the library's sources reuse the libraries' precompiled header.
+#
+# Precompiled headers (SLUICE_PCH, on by default) parse asio, abseil,
+# googletest and the config messages once per build instead of once per
+# source file: about a third of a test's compile time. Each set is
+# compiled by a target of its own with exactly the flags of the targets
+# that reuse it (cmake/pch/).
 
 function(sluice_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
@@ -25,8 +33,61 @@ function(sluice_cc_test)
   endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main)
+  sluice_test_compile_settings(${ARG_NAME})
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     PROPERTIES LABELS "${ARG_LABELS}"
     DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# Settings every googletest binary compiles with, the target of the tests'
+# precompiled header included. A release build compiles the tests' own
+# code at -O1 (the libraries they test stay at -O3): a third less compile
+# time for code that only drives the libraries.
+function(sluice_test_compile_settings target)
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+  if(SLUICE_HAVE_LLD)
+    target_link_options(${target} PRIVATE -fuse-ld=lld)
+  endif()
+  if(SLUICE_PCH AND NOT target STREQUAL "sluice_test_pch")
+    # The header's macros and include paths come with asio and the protos,
+    # and its asio headers need asio's compiled half (in sluice::io): a
+    # test that uses neither still builds with them, or GCC would not take
+    # the precompiled header.
+    target_link_libraries(${target} PRIVATE sluice::io sluice::proto)
+    target_precompile_headers(${target} REUSE_FROM sluice_test_pch)
+  endif()
+endfunction()
+
+function(sluice_precompile_library_headers target)
+  if(SLUICE_PCH)
+    target_precompile_headers(${target} REUSE_FROM sluice_library_pch)
+  endif()
+endfunction()
+
+# The target that compiles the libraries' precompiled header.
+function(sluice_add_library_pch_target)
+  if(SLUICE_PCH)
+    add_library(sluice_library_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch/anchor.cc)
+    target_include_directories(sluice_library_pch PRIVATE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(sluice_library_pch PRIVATE sluice_asio absl::status
+      absl::statusor absl::strings)
+    target_precompile_headers(sluice_library_pch PRIVATE
+      ${PROJECT_SOURCE_DIR}/cmake/pch/library_headers.h)
+  endif()
+endfunction()
+
+# The target that compiles the tests' precompiled header: an executable,
+# so that it has the tests' flags (-fPIE, not a library's -fPIC).
+function(sluice_add_test_pch_target)
+  if(SLUICE_PCH)
+    add_executable(sluice_test_pch ${PROJECT_SOURCE_DIR}/cmake/pch/anchor_main.cc)
+    target_include_directories(sluice_test_pch PRIVATE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(sluice_test_pch PRIVATE sluice::proto sluice::io
+      absl::status absl::statusor absl::strings GTest::gmock
+      GTest::gtest_main)
+    target_precompile_headers(sluice_test_pch PRIVATE
+      ${PROJECT_SOURCE_DIR}/cmake/pch/test_headers.h)
+    sluice_test_compile_settings(sluice_test_pch)
+  endif()
 endfunction()

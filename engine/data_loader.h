@@ -27,7 +27,7 @@
 
 #include "absl/status/status.h"
 #include "engine/pipeline.h"
-#include "sluice/errors.h"
+#include "engine/errors.h"
 
 namespace sluice {
 

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache lld
   libasio-dev libprotobuf-dev protobuf-compiler libabsl-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdeflate-dev libisal-dev zlib1g-dev

@@ -2,15 +2,36 @@
 # Builds sluice and runs every test: the whole googletest suite in a release
 # build and under ASan+UBSan, pytest, a 60-second soak run, the libFuzzer
 # targets for a short fixed time, and the concurrency tests under TSan.
-# Installs missing Debian packages first (scripts/setup.sh).
+# Installs missing Debian packages first (scripts/setup.sh). Prints each
+# section's time at the end, also when a section fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 
 jobs=$(nproc)
 started=$SECONDS
+section_names=()
+section_starts=()
 
-section() { printf '\n== %s (%ds elapsed)\n' "$1" $((SECONDS - started)); }
+section() {
+  section_names+=("$1")
+  section_starts+=("$SECONDS")
+  printf '\n== %s (%ds elapsed)\n' "$1" $((SECONDS - started))
+}
+
+print_times() {
+  local status=$?
+  local count=${#section_names[@]} i end
+  [ "$count" -gt 0 ] || return 0
+  printf '\n== section times\n'
+  for ((i = 0; i < count; i++)); do
+    if ((i + 1 < count)); then end=${section_starts[i + 1]}; else end=$SECONDS; fi
+    printf '%6ds  %s\n' $((end - section_starts[i])) "${section_names[i]}"
+  done
+  printf '%6ds  total%s\n' $((SECONDS - started)) \
+    "$([ "$status" -eq 0 ] || echo " (failed in the last section)")"
+}
+trap print_times EXIT
 
 build() {
   local dir=$1
@@ -41,29 +62,52 @@ out/release/bench/soak_benchmark --seconds 60 --single-pass-check
 section "fuzz build (clang: libFuzzer + ASan + UBSan)"
 build out/fuzz -DCMAKE_BUILD_TYPE=Release -DSLUICE_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+
 fuzz_seconds=${SLUICE_FUZZ_SECONDS:-30}
-section "fuzzing, ${fuzz_seconds}s per target (tests/fuzz/README.md)"
+section "fuzzing, ${fuzz_seconds}s per target, $jobs at once (tests/fuzz/README.md)"
 mkdir -p out/fuzz/artifacts
+# target seed-directory...
+fuzz_targets=(
+  "tar_index_fuzzer tests/data/tar"
+  "gzip_fuzzer tests/data/golden"
+  "chunk_records_fuzzer tests/fuzz/corpus/chunk_records"
+  "pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config"
+  "batch_file_fuzzer tests/fuzz/corpus/batch_file"
+  "arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc"
+  "audio_decode_fuzzer tests/fuzz/corpus/audio"
+)
+# Runs one target into its own log; its exit status is the fuzzer's.
 fuzz() {
   local target=$1
   shift
-  local corpus
+  local corpus status=0
   corpus=$(mktemp -d)
-  echo "-- $target"
   "out/fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" \
     -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
-    -artifact_prefix=out/fuzz/artifacts/ "$corpus" "$@" 2>&1 | tail -n 12
-  local status=${PIPESTATUS[0]}
+    -artifact_prefix="out/fuzz/artifacts/$target-" "$corpus" "$@" \
+    >"out/fuzz/$target.log" 2>&1 || status=$?
   rm -rf "$corpus"
   return "$status"
 }
-fuzz tar_index_fuzzer tests/data/tar
-fuzz gzip_fuzzer tests/data/golden
-fuzz chunk_records_fuzzer tests/fuzz/corpus/chunk_records
-fuzz pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config
-fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
-fuzz arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc
-fuzz audio_decode_fuzzer tests/fuzz/corpus/audio
+fuzz_failed=0
+for ((first = 0; first < ${#fuzz_targets[@]}; first += jobs)); do
+  pids=()
+  names=()
+  for ((i = first; i < first + jobs && i < ${#fuzz_targets[@]}; i++)); do
+    read -r -a entry <<<"${fuzz_targets[i]}"
+    fuzz "${entry[@]}" &
+    pids+=($!)
+    names+=("${entry[0]}")
+  done
+  for ((i = 0; i < ${#pids[@]}; i++)); do
+    status=0
+    wait "${pids[i]}" || status=$?
+    echo "-- ${names[i]} (exit $status)"
+    tail -n 12 "out/fuzz/${names[i]}.log"
+    [ "$status" -eq 0 ] || fuzz_failed=1
+  done
+done
+[ "$fuzz_failed" -eq 0 ] || { echo "a fuzz target failed (out/fuzz/artifacts/)"; exit 1; }
 
 # The sanitizer builds use -Og -g1 (line tables only): GCC compiles the
 # coroutine-heavy sources under ASan+UBSan about twice as fast as at -O2 -g,
@@ -86,5 +130,3 @@ build out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
 section "TSan tests"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir out/tsan --output-on-failure -j "$jobs" --timeout 900
-
-section "done"

@@ -6,7 +6,7 @@
 #include "engine/data_loader.h"
 #include "pybind11/numpy.h"
 #include "pybind11/stl.h"
-#include "sluice/errors.h"
+#include "engine/errors.h"
 #include "stages/audio/dsp/crop_or_pad.h"
 #include "stages/audio/dsp/spectrogram.h"
 

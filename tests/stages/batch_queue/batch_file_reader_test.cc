@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/atomic_file.h"
-#include "sluice/errors.h"
+#include "engine/errors.h"
 #include "tests/stages/batch_queue/batch_queue_test_util.h"
 
 namespace sluice::batch_queue {
