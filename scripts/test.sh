@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds sluice and runs every test: the whole googletest suite in a release
-# build and under ASan+UBSan, pytest, a 60-second soak run, the libFuzzer
-# targets for a short fixed time, and the concurrency tests under TSan.
+# build and under ASan+UBSan, pytest, the installed wheel's smoke tests, a
+# 60-second soak run, the libFuzzer targets for a short fixed time, and the
+# concurrency tests under TSan.
 # Installs missing Debian packages first (scripts/setup.sh). Prints each
 # section's time at the end, also when a section fails.
 set -euo pipefail
@@ -55,6 +56,9 @@ python_dir=out/release/bindings/python
   { echo "the Python module was not built (see out/release.configure.log)"; exit 1; }
 PYTHONPATH="$python_dir" PYTHONDONTWRITEBYTECODE=1 \
   "$(cat "$python_dir/PYTHON")" -m pytest -p no:cacheprovider tests/python -q
+
+section "Python wheel: build, install into a fresh venv, smoke tests"
+scripts/wheel_smoke.sh out/release
 
 section "soak: the training pipeline for 60 s while files keep arriving"
 out/release/bench/soak_benchmark --seconds 60 --single-pass-check
