@@ -60,8 +60,10 @@ struct Chunk {
   // data and with `end_of_restore` follows them.
   std::vector<uint32_t> restore_records;
   bool end_of_restore = false;
-  // The compressed chunk (starts with the gzip magic bytes).
+  // The compressed chunk (starts with the gzip magic bytes), or, when
+  // `decompressed`, its records as they are (a rescorer's output).
   ChunkBytes data;
+  bool decompressed = false;
 
   // ChunkId(source_name, index_in_source).
   uint64_t id() const;

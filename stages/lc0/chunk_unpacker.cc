@@ -118,19 +118,24 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     return;
   }
   chunks_received_.fetch_add(1, std::memory_order_relaxed);
-  if (absl::Status status =
-          io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
-      !status.ok()) {
-    CountSkip(GunzipSkipReason(status));
-    static RateLimiter limiter(absl::Seconds(5));
-    if (limiter.Allow()) {
-      LogWarning("stage ", name(), ": skipping chunk ", chunk.index_in_source,
-                 " of ", chunk.source_name, ": ", status.ToString());
+  if (!chunk.decompressed) {
+    if (absl::Status status =
+            io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
+        !status.ok()) {
+      CountSkip(GunzipSkipReason(status));
+      static RateLimiter limiter(absl::Seconds(5));
+      if (limiter.Allow()) {
+        LogWarning("stage ", name(), ": skipping chunk ",
+                   chunk.index_in_source, " of ", chunk.source_name, ": ",
+                   status.ToString());
+      }
+      return;
     }
-    return;
   }
-  decompressed_bytes_.fetch_add(raw->size(), std::memory_order_relaxed);
-  const ChunkCheck check = CheckChunk(*raw);
+  const std::string_view records =
+      chunk.decompressed ? std::string_view(chunk.data) : std::string_view(*raw);
+  decompressed_bytes_.fetch_add(records.size(), std::memory_order_relaxed);
+  const ChunkCheck check = CheckChunk(records);
   if (check.reject) {
     CountSkip(RejectReasonName(*check.reject));
     return;
@@ -156,7 +161,6 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     std::iota(candidates.begin(), candidates.end(), 0u);
   }
   uint64_t sampled_out = restoring ? 0 : record_count - candidates.size();
-  const std::string_view records(*raw);
   for (const uint32_t i : candidates) {
     if (!restoring && !KeepWithProbability(config_.position_sampling_rate(),
                                            rate_seed_, key, i)) {
