@@ -64,6 +64,8 @@ fuzz pipeline_config_fuzzer tests/fuzz/corpus/pipeline_config
 fuzz batch_file_fuzzer tests/fuzz/corpus/batch_file
 fuzz arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc
 fuzz audio_decode_fuzzer tests/fuzz/corpus/audio
+fuzz rescorer_game_fuzzer tests/fuzz/corpus/rescorer_game
+fuzz syzygy_table_fuzzer tests/fuzz/corpus/syzygy_table
 
 # The sanitizer builds use -Og -g1 (line tables only): GCC compiles the
 # coroutine-heavy sources under ASan+UBSan about twice as fast as at -O2 -g,

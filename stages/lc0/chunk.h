@@ -177,6 +177,9 @@ std::string_view IndexSkipReason(const absl::Status& error);
 // The skip reason for a ReadChunk() error: file_missing, permission_denied,
 // not_gzip, chunk_too_large, file_truncated or read_error.
 std::string_view ReadSkipReason(const absl::Status& error);
+// The skip reason for an io::Gunzip() error of a chunk: not_gzip,
+// decompressed_too_large or corrupt_gzip.
+std::string_view GunzipSkipReason(const absl::Status& error);
 // Whether a ReadChunk() error is a failed read (the file vanished, shrank,
 // or the read failed) rather than bytes read whole that are not a chunk
 // (not gzip, over the size limit).

@@ -14,18 +14,6 @@
 namespace sluice::lc0 {
 namespace {
 
-// The skip reason of a Gunzip error (io/gzip.h).
-std::string_view GunzipSkipReason(const absl::Status& error) {
-  switch (error.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      return "not_gzip";
-    case absl::StatusCode::kResourceExhausted:
-      return "decompressed_too_large";
-    default:
-      return "corrupt_gzip";
-  }
-}
-
 // An error naming `field` (its path in ChunkRescorerConfig).
 absl::Status OptionError(std::string_view field, std::string_view problem) {
   return absl::InvalidArgumentError(

@@ -18,18 +18,6 @@
 namespace sluice::lc0 {
 namespace {
 
-// The skip reason of a Gunzip error (io/gzip.h).
-std::string_view GunzipSkipReason(const absl::Status& error) {
-  switch (error.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      return "not_gzip";
-    case absl::StatusCode::kResourceExhausted:
-      return "decompressed_too_large";
-    default:
-      return "corrupt_gzip";
-  }
-}
-
 uint64_t StreamSeed(uint64_t seed, std::string_view stream) {
   return HashCombine(seed, Fnv1a64(stream));
 }
@@ -125,15 +113,15 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
       CountSkip(GunzipSkipReason(status));
       static RateLimiter limiter(absl::Seconds(5));
       if (limiter.Allow()) {
-        LogWarning("stage ", name(), ": skipping chunk ",
-                   chunk.index_in_source, " of ", chunk.source_name, ": ",
-                   status.ToString());
+        LogWarning("stage ", name(), ": skipping chunk ", chunk.index_in_source,
+                   " of ", chunk.source_name, ": ", status.ToString());
       }
       return;
     }
   }
-  const std::string_view records =
-      chunk.decompressed ? std::string_view(chunk.data) : std::string_view(*raw);
+  const std::string_view records = chunk.decompressed
+                                       ? std::string_view(chunk.data)
+                                       : std::string_view(*raw);
   decompressed_bytes_.fetch_add(records.size(), std::memory_order_relaxed);
   const ChunkCheck check = CheckChunk(records);
   if (check.reject) {
@@ -182,7 +170,12 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     }
     const auto ordinal = static_cast<uint32_t>(frames->size());
     frames->push_back(Frame{
-        .record = PackedRecord::Pack(record, entries),
+        .record = PackedRecord::Pack(
+            record, entries,
+            check.version == RecordVersion::kV7
+                ? reinterpret_cast<const V7Tail*>(
+                      records.data() + i * check.record_size + kV7TailOffset)
+                : nullptr),
         .game_id = game_id,
         .chunk_number = chunk.number,
         .record_index = i,

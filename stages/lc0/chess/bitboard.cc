@@ -7,7 +7,7 @@ namespace {
 
 // The eight ray directions as (file step, rank step); the first four
 // increase the square index, the last four decrease it.
-constexpr int kRays[8][2] = {{1, 0},  {0, 1},   {1, 1},  {-1, 1},
+constexpr int kRays[8][2] = {{1, 0},  {0, 1},  {1, 1},   {-1, 1},
                              {-1, 0}, {0, -1}, {-1, -1}, {1, -1}};
 
 struct Tables {

@@ -18,7 +18,9 @@ using Bitboard = uint64_t;
 inline constexpr int Square(int file, int rank) { return rank * 8 + file; }
 inline constexpr int FileOf(int square) { return square & 7; }
 inline constexpr int RankOf(int square) { return square >> 3; }
-inline constexpr Bitboard SquareBit(int square) { return Bitboard{1} << square; }
+inline constexpr Bitboard SquareBit(int square) {
+  return Bitboard{1} << square;
+}
 
 inline constexpr Bitboard kRank1 = 0xFFull;
 inline constexpr Bitboard kRank8 = kRank1 << 56;

@@ -92,7 +92,8 @@ absl::StatusOr<Position> Position::FromFen(std::string_view fen) {
       if (lower == 'k' || lower == 'q') {
         // The outermost rook on that side of the king.
         for (int f = 0; f < 8; ++f) {
-          const bool on_side = lower == 'k' ? f > FileOf(king) : f < FileOf(king);
+          const bool on_side =
+              lower == 'k' ? f > FileOf(king) : f < FileOf(king);
           if (!on_side || !(rooks & SquareBit(Square(f, BackRank(color))))) {
             continue;
           }
@@ -158,8 +159,8 @@ std::string Position::Fen() const {
       char letter = (side == kKingside && file == 7)    ? 'k'
                     : (side == kQueenside && file == 0) ? 'q'
                                                         : 'a' + file;
-      castling += color == kWhite ? static_cast<char>(std::toupper(letter))
-                                  : letter;
+      castling +=
+          color == kWhite ? static_cast<char>(std::toupper(letter)) : letter;
     }
   }
   fen += castling.empty() ? "-" : castling;
@@ -323,8 +324,13 @@ MoveList Position::LegalMoves() const {
 }
 
 bool Position::IsLegal(const Move& move) const {
-  for (const Move& legal : LegalMoves()) {
-    if (legal == move) return true;
+  MoveList pseudo_legal;
+  GeneratePseudoLegal(pseudo_legal);
+  for (const Move& candidate : pseudo_legal) {
+    if (candidate != move) continue;
+    const Position next = AfterMove(move);
+    const int king = next.KingSquare(side_to_move_);
+    return king < 0 || !next.IsAttacked(king, Opponent(side_to_move_));
   }
   return false;
 }

@@ -27,8 +27,10 @@ struct FathomState {
   std::mutex mutex;
   std::string paths;
   int users = 0;
-  // Serialises probes that may parse a DTZ table on first use.
+  // Serialises probes that may parse a table on first use: DTZ probes, and
+  // WDL probes too when some WDL table could not be parsed at load.
   std::mutex dtz_mutex;
+  bool serialize_wdl = false;
 };
 
 FathomState& State() {
@@ -94,9 +96,9 @@ absl::StatusOr<std::map<std::string, std::string>> FindTableFiles(
   for (const std::string& path : paths) {
     DIR* dir = opendir(path.c_str());
     if (dir == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("syzygy path '", path,
-                       "' is not a readable directory: ", std::strerror(errno)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "syzygy path '", path,
+          "' is not a readable directory: ", std::strerror(errno)));
     }
     while (const dirent* entry = readdir(dir)) {
       const std::string name = entry->d_name;
@@ -143,8 +145,8 @@ absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
     }
   }
   if (tables->wdl_tables_ == 0) {
-    return absl::NotFoundError(absl::StrCat(
-        "no Syzygy WDL table (*.rtbw) in ", absl::StrJoin(paths, ", ")));
+    return absl::NotFoundError(absl::StrCat("no Syzygy WDL table (*.rtbw) in ",
+                                            absl::StrJoin(paths, ", ")));
   }
   tables->path_string_ = absl::StrJoin(paths, ":");
 
@@ -162,20 +164,25 @@ absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
           absl::StrCat("fathom failed to load '", tables->path_string_, "'"));
     }
     state.paths = tables->path_string_;
-    // Parse every WDL table now, before any concurrent probe.
+    // Parse every WDL table now, before any concurrent probe; a table that
+    // could not be reached so makes every probe take the mutex.
+    state.serialize_wdl = false;
     for (const std::string& material : wdl_materials) {
-      if (!internal::TouchWdlTable(material)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Syzygy table ", material, ".rtbw could not be probed"));
+      if (internal::TouchWdlTable(material) ==
+          internal::TouchResult::kNotTouched) {
+        state.serialize_wdl = true;
       }
     }
   }
   tables->max_cardinality_ = static_cast<int>(TB_LARGEST);
+  tables->serialize_wdl_ = state.serialize_wdl;
+  tables->counted_ = true;
   ++state.users;
   return std::shared_ptr<const SyzygyTablebase>(std::move(tables));
 }
 
 SyzygyTablebase::~SyzygyTablebase() {
+  if (!counted_) return;
   FathomState& state = State();
   std::lock_guard lock(state.mutex);
   --state.users;
@@ -191,9 +198,17 @@ bool SyzygyTablebase::CanProbe(const Position& position) const {
 std::optional<Wdl> SyzygyTablebase::ProbeWdl(const Position& position) const {
   if (!CanProbe(position)) return std::nullopt;
   const FathomBoard b = ToFathom(position);
-  const unsigned result =
-      tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
-                   b.knights, b.pawns, 0, 0, b.ep, b.turn);
+  auto probe = [&] {
+    return tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                        b.knights, b.pawns, 0, 0, b.ep, b.turn);
+  };
+  unsigned result;
+  if (serialize_wdl_) {
+    std::lock_guard lock(State().dtz_mutex);
+    result = probe();
+  } else {
+    result = probe();
+  }
   if (result == TB_RESULT_FAILED) return std::nullopt;
   return static_cast<Wdl>(static_cast<int>(result) - 2);
 }
@@ -204,9 +219,9 @@ std::optional<int> SyzygyTablebase::ProbeDtz(const Position& position) const {
   unsigned result;
   {
     std::lock_guard lock(State().dtz_mutex);
-    result = tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks,
-                           b.bishops, b.knights, b.pawns, 0, 0, b.ep, b.turn,
-                           nullptr);
+    result =
+        tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                      b.knights, b.pawns, 0, 0, b.ep, b.turn, nullptr);
   }
   if (result == TB_RESULT_FAILED) return std::nullopt;
   if (result == TB_RESULT_CHECKMATE) return -1;
@@ -225,11 +240,10 @@ bool SyzygyTablebase::RankRootMoves(const Position& position, bool has_repeated,
   int ok;
   {
     std::lock_guard lock(State().dtz_mutex);
-    ok = tb_probe_root_dtz(b.white, b.black, b.kings, b.queens, b.rooks,
-                           b.bishops, b.knights, b.pawns,
-                           static_cast<unsigned>(position.rule50()), 0, b.ep,
-                           b.turn, has_repeated, /*useRule50=*/true,
-                           root_moves.get());
+    ok = tb_probe_root_dtz(
+        b.white, b.black, b.kings, b.queens, b.rooks, b.bishops, b.knights,
+        b.pawns, static_cast<unsigned>(position.rule50()), 0, b.ep, b.turn,
+        has_repeated, /*useRule50=*/true, root_moves.get());
   }
   if (!ok) return false;
   for (unsigned i = 0; i < root_moves->size; ++i) {

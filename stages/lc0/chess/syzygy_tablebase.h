@@ -107,6 +107,10 @@ class SyzygyTablebase {
   int wdl_tables_ = 0;
   int dtz_tables_ = 0;
   uint64_t mapped_bytes_ = 0;
+  // Some WDL table was not parsed at load: WDL probes take the mutex.
+  bool serialize_wdl_ = false;
+  // Counted among fathom's users (a successful Load).
+  bool counted_ = false;
 };
 
 }  // namespace sluice::lc0::chess

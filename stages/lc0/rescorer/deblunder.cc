@@ -20,8 +20,8 @@ void Deblunder(const GameReplay& replay,
   }
   const float threshold = options.deblunder_threshold;
   const float width = options.deblunder_width;
-  const double trigger = static_cast<double>(threshold) -
-                         static_cast<double>(width) / 2;
+  const double trigger =
+      static_cast<double>(threshold) - static_cast<double>(width) / 2;
   // The running target, taken from the last record whatever `start` is.
   float q = records[n - 1].result_q;
   float d = records[n - 1].result_d;

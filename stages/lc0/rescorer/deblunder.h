@@ -1,5 +1,5 @@
-// lc0's deblunder (stages/lc0/rescorer/SPEC.md section 7): walking back from the
-// last position before tablebase range, a move whose value fell short of
+// lc0's deblunder (stages/lc0/rescorer/SPEC.md section 7): walking back from
+// the last position before tablebase range, a move whose value fell short of
 // the best move's by more than the threshold (a blunder made on purpose
 // for exploration), or a missed proven win, or a move into a proven loss,
 // replaces the game result seen from there on back by the best move's

@@ -22,9 +22,9 @@ using chess::RankOf;
 using chess::SquareBit;
 
 Rejection Reject(std::string_view reason, int record, std::string_view what) {
-  return Rejection{.reason = reason,
-                   .detail = absl::StrCat("record ", record, ": ",
-                                          std::string(what))};
+  return Rejection{
+      .reason = reason,
+      .detail = absl::StrCat("record ", record, ": ", std::string(what))};
 }
 
 // The files of the castling rooks in a castling byte pair of format >= 2,
@@ -70,7 +70,8 @@ bool ValidPosition(const Position& position) {
     return false;
   }
   const Color them = chess::Opponent(position.side_to_move());
-  return !position.IsAttacked(position.KingSquare(them), position.side_to_move());
+  return !position.IsAttacked(position.KingSquare(them),
+                              position.side_to_move());
 }
 
 // The move from `before` (the position of `previous`) to `current`, found
@@ -216,14 +217,18 @@ std::optional<Rejection> PositionOfRecord(const V6TrainingRecord& record,
   }
   position->set_side_to_move(us);
   if (record.input_format == 1) {
-    if (record.castling_us_ooo) position->set_castling_rook_file(us, chess::kQueenside, 0);
-    if (record.castling_us_oo) position->set_castling_rook_file(us, chess::kKingside, 7);
-    if (record.castling_them_ooo) position->set_castling_rook_file(them, chess::kQueenside, 0);
-    if (record.castling_them_oo) position->set_castling_rook_file(them, chess::kKingside, 7);
+    if (record.castling_us_ooo)
+      position->set_castling_rook_file(us, chess::kQueenside, 0);
+    if (record.castling_us_oo)
+      position->set_castling_rook_file(us, chess::kKingside, 7);
+    if (record.castling_them_ooo)
+      position->set_castling_rook_file(them, chess::kQueenside, 0);
+    if (record.castling_them_oo)
+      position->set_castling_rook_file(them, chess::kKingside, 7);
   } else {
     const int transform = RecordTransform(record);
-    const auto [our_long, their_long] = RookFiles(
-        record.castling_us_ooo, record.castling_them_ooo, transform);
+    const auto [our_long, their_long] =
+        RookFiles(record.castling_us_ooo, record.castling_them_ooo, transform);
     const auto [our_short, their_short] =
         RookFiles(record.castling_us_oo, record.castling_them_oo, transform);
     position->set_castling_rook_file(us, chess::kQueenside, our_long);
@@ -243,6 +248,20 @@ std::optional<Rejection> PositionOfRecord(const V6TrainingRecord& record,
                   "to move in check");
   }
   return std::nullopt;
+}
+
+GameReplay ReplayMoves(const Position& start, std::span<const Move> moves) {
+  GameReplay replay;
+  replay.positions.reserve(moves.size() + 1);
+  replay.positions.push_back(start);
+  replay.repetitions.push_back(0);
+  for (const Move& move : moves) {
+    replay.moves.push_back(move);
+    replay.positions.push_back(replay.positions.back().AfterMove(move));
+    replay.repetitions.push_back(
+        RepetitionsOf(replay, static_cast<int>(replay.positions.size()) - 1));
+  }
+  return replay;
 }
 
 std::optional<Rejection> ReplayGame(std::span<const V6TrainingRecord> records,
@@ -273,11 +292,11 @@ std::optional<Rejection> ReplayGame(std::span<const V6TrainingRecord> records,
                     absl::StrCat("move ", move->ToUci(), " is policy index ",
                                  index, ", played_idx is ", from.played_idx));
     }
-    if (index < 0 || (from.probabilities[index] < 0 &&
-                      !(from.invariance_info & 0x40))) {
-      return Reject("played_move_marked_illegal", k - 1,
-                    absl::StrCat("move ", move->ToUci(),
-                                 " has a negative probability"));
+    if (index < 0 ||
+        (from.probabilities[index] < 0 && !(from.invariance_info & 0x40))) {
+      return Reject(
+          "played_move_marked_illegal", k - 1,
+          absl::StrCat("move ", move->ToUci(), " has a negative probability"));
     }
     if (!before.IsLegal(*move)) {
       return Reject("played_move_illegal", k - 1,

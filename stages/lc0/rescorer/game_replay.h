@@ -45,6 +45,11 @@ struct GameReplay {
 std::optional<Rejection> PositionOfRecord(const V6TrainingRecord& record,
                                           chess::Position* position);
 
+// The replay of `moves` (legal, in order) from `start`, for tools that
+// make games rather than read them.
+GameReplay ReplayMoves(const chess::Position& start,
+                       std::span<const chess::Move> moves);
+
 // Replays `records` (at least one) into `replay`; or the reason the game is
 // refused: played_move_illegal (no legal move fits the planes),
 // played_move_not_listed (played_idx is another move's),

@@ -121,13 +121,14 @@ std::optional<Rejection> GameRescorer::RescoreRecords(
   }
   for (int i = 0; i < n; ++i) {
     if (game[i].input_format != 1 && game[i].input_format != 3) {
-      return Refuse("input_format_not_rescored",
-                    absl::StrCat("record ", i, ": input_format ",
-                                 game[i].input_format));
+      return Refuse(
+          "input_format_not_rescored",
+          absl::StrCat("record ", i, ": input_format ", game[i].input_format));
     }
   }
   int first_result;
-  if (std::optional<Rejection> rejection = ReadResult(game[0], 0, &first_result)) {
+  if (std::optional<Rejection> rejection =
+          ReadResult(game[0], 0, &first_result)) {
     return rejection;
   }
   GameReplay replay;

@@ -29,11 +29,10 @@ int RemapIndex(int index, int from, int to) {
       for (int b = 0; b < 8; ++b) {
         for (int i = 0; i < chess::kPolicyMoves; ++i) {
           const std::string name = chess::PolicyMoveName(i);
-          chess::Move move{
-              .from = static_cast<uint8_t>(chess::Square(name[0] - 'a',
-                                                         name[1] - '1')),
-              .to = static_cast<uint8_t>(chess::Square(name[2] - 'a',
-                                                       name[3] - '1'))};
+          chess::Move move{.from = static_cast<uint8_t>(
+                               chess::Square(name[0] - 'a', name[1] - '1')),
+                           .to = static_cast<uint8_t>(
+                               chess::Square(name[2] - 'a', name[3] - '1'))};
           if (name.size() == 5) {
             move.kind = chess::Move::Kind::kPromotion;
             move.promotion = name[4] == 'q'   ? chess::kQueen
@@ -120,23 +119,28 @@ void EncodeRecord(const GameReplay& replay, int k, int format,
   }
   const int old_transform = RecordTransform(record);
   if (old_transform != transform) {
+    // Promotion entries have no image under a mirror or transpose (there
+    // are no pawns then): they become the illegal-move marker.
     float permuted[kPolicySize];
+    std::fill(std::begin(permuted), std::end(permuted), -1.0f);
     for (int i = 0; i < kPolicySize; ++i) {
-      permuted[RemapIndex(i, old_transform, transform)] =
-          record.probabilities[i];
+      const int j = RemapIndex(i, old_transform, transform);
+      if (j >= 0) permuted[j] = record.probabilities[i];
     }
     std::copy(std::begin(permuted), std::end(permuted),
               std::begin(record.probabilities));
     if (record.visits > 0) {
-      record.played_idx = static_cast<uint16_t>(
-          RemapIndex(record.played_idx, old_transform, transform));
-      record.best_idx = static_cast<uint16_t>(
-          RemapIndex(record.best_idx, old_transform, transform));
+      for (uint16_t* index : {&record.played_idx, &record.best_idx}) {
+        const int j = *index < kPolicySize
+                          ? RemapIndex(*index, old_transform, transform)
+                          : -1;
+        if (j >= 0) *index = static_cast<uint16_t>(j);
+      }
     }
   }
-  record.invariance_info = static_cast<uint8_t>(
-      (record.invariance_info & 0x78) | transform |
-      (canonical && us == chess::kBlack ? 0x80 : 0));
+  record.invariance_info =
+      static_cast<uint8_t>((record.invariance_info & 0x78) | transform |
+                           (canonical && us == chess::kBlack ? 0x80 : 0));
   record.input_format = static_cast<uint32_t>(format);
 }
 
@@ -163,11 +167,13 @@ int ChooseTransform(const Position& position) {
   if (diagonal < 7) return transform;
   // On the h1-e4 diagonal: the orientation with the smaller occupancy, then
   // the smaller own pieces, then kings, queens, rooks, knights, bishops.
-  const Bitboard sets[] = {
-      position.occupied(),           position.pieces(us),
-      position.pieces(chess::kKing), position.pieces(chess::kQueen),
-      position.pieces(chess::kRook), position.pieces(chess::kKnight),
-      position.pieces(chess::kBishop)};
+  const Bitboard sets[] = {position.occupied(),
+                           position.pieces(us),
+                           position.pieces(chess::kKing),
+                           position.pieces(chess::kQueen),
+                           position.pieces(chess::kRook),
+                           position.pieces(chess::kKnight),
+                           position.pieces(chess::kBishop)};
   for (const Bitboard set : sets) {
     const Bitboard plain = ApplyTransform(ViewOf(set, us), transform);
     const Bitboard transposed = chess::TransposeAntiDiagonal(plain);

@@ -1,6 +1,6 @@
 // Re-encodes a replayed game's records in another input format
-// (stages/lc0/rescorer/SPEC.md section 10), as lc0's encoder writes them: planes
-// from the replayed history (8 steps; none before record 0; canonical
+// (stages/lc0/rescorer/SPEC.md section 10), as lc0's encoder writes them:
+// planes from the replayed history (8 steps; none before record 0; canonical
 // formats stop at the last zeroing move or castling change), castling and
 // side-to-move / en-passant bytes, the canonical transform (the policy
 // permuted to match), input_format.

@@ -25,8 +25,7 @@ bool AdjustsPolicy(const RescoreOptions& options);
 void AdjustPolicies(const GameReplay& replay,
                     const chess::SyzygyTablebase& tablebase,
                     const RescoreOptions& options,
-                    std::span<V6TrainingRecord> records,
-                    RescoreCounts* counts);
+                    std::span<V6TrainingRecord> records, RescoreCounts* counts);
 
 }  // namespace sluice::lc0::rescorer
 

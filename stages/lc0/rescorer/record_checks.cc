@@ -11,10 +11,9 @@ namespace sluice::lc0::rescorer {
 namespace {
 
 Rejection RangeViolation(int index, std::string_view field) {
-  return Rejection{
-      .reason = "range_violation",
-      .detail = absl::StrCat("record ", index, ": ", std::string(field),
-                             " out of range")};
+  return Rejection{.reason = "range_violation",
+                   .detail = absl::StrCat("record ", index, ": ",
+                                          std::string(field), " out of range")};
 }
 
 bool In(float value, float low, float high) {
@@ -38,11 +37,11 @@ float ProbabilityAt(const V6TrainingRecord& record, int index) {
 std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
                                      int index) {
   const uint32_t format = record.input_format;
-  if (format != 1 && format != 2 && format != 3 && format != 4 &&
-      format != 5 && format != 132 && format != 133) {
-    return Rejection{.reason = "invalid_input_format",
-                     .detail = absl::StrCat("record ", index,
-                                            ": input_format ", format)};
+  if (format != 1 && format != 2 && format != 3 && format != 4 && format != 5 &&
+      format != 132 && format != 133) {
+    return Rejection{
+        .reason = "invalid_input_format",
+        .detail = absl::StrCat("record ", index, ": input_format ", format)};
   }
   if (!In(record.best_d, 0, 1)) return RangeViolation(index, "best_d");
   if (!In(record.root_d, 0, 1)) return RangeViolation(index, "root_d");

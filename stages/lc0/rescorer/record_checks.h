@@ -15,8 +15,7 @@ namespace sluice::lc0::rescorer {
 // (entries in [0, 1], -1 or NaN; the others summing to 1 +- 0.01), the
 // played and best indices. NaN fails every range but orig_*'s. Reasons:
 // invalid_input_format, range_violation, probability_sum_error.
-std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
-                                     int index);
+std::optional<Rejection> CheckRecord(const V6TrainingRecord& record, int index);
 
 // The game result of record `index` (-1, 0 or 1), or range_violation when
 // result_q is not one of those (a deblundered file read again).

@@ -32,7 +32,8 @@ std::optional<Rejection> RescoreResults(const GameReplay& replay,
   std::vector<std::optional<int>> scores(n);
   for (int k = 1; k < n; ++k) {
     if (!tablebase.CanProbe(replay.positions[k])) continue;
-    if (const std::optional<Wdl> wdl = tablebase.ProbeWdl(replay.positions[k])) {
+    if (const std::optional<Wdl> wdl =
+            tablebase.ProbeWdl(replay.positions[k])) {
       scores[k] = WdlScore(*wdl);
       ++counts->positions_probed;
     }

@@ -22,9 +22,10 @@ namespace sluice::lc0::rescorer {
 // DTZ proves it reachable in time without repetitions, and is a draw
 // otherwise. Record 0 is never probed. Rejects a game whose results read
 // are not -1, 0 or 1 (range_violation).
-std::optional<Rejection> RescoreResults(
-    const GameReplay& replay, const chess::SyzygyTablebase& tablebase,
-    std::span<V6TrainingRecord> records, RescoreCounts* counts);
+std::optional<Rejection> RescoreResults(const GameReplay& replay,
+                                        const chess::SyzygyTablebase& tablebase,
+                                        std::span<V6TrainingRecord> records,
+                                        RescoreCounts* counts);
 
 // plies_left = N - k for every record k with plies_left 0 (V4-style data).
 void FillMissingPliesLeft(std::span<V6TrainingRecord> records);

@@ -94,8 +94,8 @@ Pair WeakHash32(uint64_t w, uint64_t x, uint64_t y, uint64_t z, uint64_t a,
 }
 
 Pair WeakHash32At(const uint8_t* s, uint64_t a, uint64_t b) {
-  return WeakHash32(Load64(s), Load64(s + 8), Load64(s + 16), Load64(s + 24),
-                    a, b);
+  return WeakHash32(Load64(s), Load64(s + 8), Load64(s + 16), Load64(s + 24), a,
+                    b);
 }
 
 // The 128-bit hash of short inputs (under 128 bytes) with a seed.
@@ -174,17 +174,17 @@ Pair City128WithSeed(const uint8_t* s, size_t len, Pair seed) {
   }
   x = Mix128(x, v.first);
   y = Mix128(y + z, w.first);
-  return {Mix128(x + v.second, w.second) + y, Mix128(x + w.second, y + v.second)};
+  return {Mix128(x + v.second, w.second) + y,
+          Mix128(x + w.second, y + v.second)};
 }
 
 Pair City128(const uint8_t* s, size_t len) {
   if (len >= 16) {
-    return City128WithSeed(s + 16, len - 16,
-                           {Load64(s) ^ kK3, Load64(s + 8)});
+    return City128WithSeed(s + 16, len - 16, {Load64(s) ^ kK3, Load64(s + 8)});
   }
   if (len >= 8) {
-    return City128WithSeed(nullptr, 0,
-                           {Load64(s) ^ (len * kK0), Load64(s + len - 8) ^ kK1});
+    return City128WithSeed(
+        nullptr, 0, {Load64(s) ^ (len * kK0), Load64(s + len - 8) ^ kK1});
   }
   return City128WithSeed(s, len, {kK0, kK1});
 }

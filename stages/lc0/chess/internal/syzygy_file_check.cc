@@ -37,7 +37,7 @@ uint64_t NextRandom(uint64_t& state) {
 }  // namespace
 
 absl::StatusOr<SyzygyFileInfo> CheckSyzygyFile(const std::string& path,
-                                              bool verify_checksum) {
+                                               bool verify_checksum) {
   SyzygyFileInfo info;
   info.wdl = path.ends_with(".rtbw");
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -63,9 +63,9 @@ absl::StatusOr<SyzygyFileInfo> CheckSyzygyFile(const std::string& path,
   std::memcpy(&magic, bytes, sizeof(magic));
   absl::Status status;
   if (magic != (info.wdl ? kWdlMagic : kDtzMagic)) {
-    status = FileError(path, absl::StrCat("not a Syzygy ",
-                                          info.wdl ? "WDL" : "DTZ",
-                                          " table (bad magic number)"));
+    status =
+        FileError(path, absl::StrCat("not a Syzygy ", info.wdl ? "WDL" : "DTZ",
+                                     " table (bad magic number)"));
   } else if (verify_checksum &&
              !SyzygyChecksumMatches(bytes, static_cast<size_t>(info.size))) {
     status = FileError(path, "checksum mismatch (the file is damaged)");
@@ -75,10 +75,13 @@ absl::StatusOr<SyzygyFileInfo> CheckSyzygyFile(const std::string& path,
   return info;
 }
 
-std::optional<Position> QuietPositionOf(std::string_view material) {
+// The pieces of `material`, or nullopt when it is not a table name.
+std::optional<std::vector<std::pair<Color, PieceType>>> ParseMaterial(
+    std::string_view material) {
   const size_t v = material.find('v');
   if (v == std::string_view::npos || material.size() > 8) return std::nullopt;
   std::vector<std::pair<Color, PieceType>> pieces;
+  int kings[2] = {0, 0};
   for (size_t i = 0; i < material.size(); ++i) {
     if (i == v) continue;
     const Color color = i < v ? kWhite : kBlack;
@@ -86,10 +89,20 @@ std::optional<Position> QuietPositionOf(std::string_view material) {
     const size_t type = kLetters.find(material[i]);
     if (type == std::string_view::npos) return std::nullopt;
     pieces.emplace_back(color, static_cast<PieceType>(type));
+    kings[color] += type == kKing;
   }
-  int kings[2] = {0, 0};
-  for (const auto& [color, type] : pieces) kings[color] += type == kKing;
   if (kings[0] != 1 || kings[1] != 1) return std::nullopt;
+  return pieces;
+}
+
+bool IsTableName(std::string_view material) {
+  return ParseMaterial(material).has_value();
+}
+
+std::optional<Position> QuietPositionOf(std::string_view material) {
+  const auto parsed = ParseMaterial(material);
+  if (!parsed) return std::nullopt;
+  const std::vector<std::pair<Color, PieceType>>& pieces = *parsed;
   uint64_t state = 0x5359'5a59'4759ull;
   for (int attempt = 0; attempt < 100000; ++attempt) {
     Position position;
@@ -124,15 +137,17 @@ std::optional<Position> QuietPositionOf(std::string_view material) {
   return std::nullopt;
 }
 
-bool TouchWdlTable(std::string_view material) {
+TouchResult TouchWdlTable(std::string_view material) {
+  if (!IsTableName(material)) return TouchResult::kNotATable;
   const std::optional<Position> position = QuietPositionOf(material);
-  if (!position) return true;  // not a table fathom knows
+  if (!position) return TouchResult::kNotTouched;
   const unsigned result = tb_probe_wdl(
       position->pieces(kWhite), position->pieces(kBlack),
       position->pieces(kKing), position->pieces(kQueen),
       position->pieces(kRook), position->pieces(kBishop),
       position->pieces(kKnight), position->pieces(kPawn), 0, 0, 0, true);
-  return result != TB_RESULT_FAILED;
+  return result != TB_RESULT_FAILED ? TouchResult::kTouched
+                                    : TouchResult::kNotTouched;
 }
 
 }  // namespace sluice::lc0::chess::internal

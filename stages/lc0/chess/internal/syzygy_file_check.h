@@ -24,17 +24,26 @@ struct SyzygyFileInfo {
 // number of its kind and, when `verify_checksum`, the checksum. Errors are
 // InvalidArgument and name the file and what is wrong.
 absl::StatusOr<SyzygyFileInfo> CheckSyzygyFile(const std::string& path,
-                                              bool verify_checksum);
+                                               bool verify_checksum);
+
+// Whether `material` names a table ("KRPvKN": white's pieces, then black's,
+// one king each, at most 7 pieces).
+bool IsTableName(std::string_view material);
 
 // A legal position, white to move, with the material of table `material`
-// ("KRPvKN": white's pieces, then black's) in which white has no capture;
-// nullopt when `material` is not a table name of at most 7 pieces or no
-// such position was found.
+// (IsTableName) in which white has no capture; nullopt when none was
+// found.
 std::optional<Position> QuietPositionOf(std::string_view material);
 
+enum class TouchResult {
+  kTouched,     // fathom parsed the table
+  kNotATable,   // not a material fathom knows (e.g. "KvKQ", "foo")
+  kNotTouched,  // no quiet position found, or the probe failed
+};
+
 // Probes a quiet position of `material` so that fathom parses its WDL
-// table now. False when that fails.
-bool TouchWdlTable(std::string_view material);
+// table now.
+TouchResult TouchWdlTable(std::string_view material);
 
 }  // namespace sluice::lc0::chess::internal
 

@@ -1,7 +1,7 @@
 // The rescorer against Leela Chess Zero's own rescorer, byte for byte: 59
 // one-game chunks (tests/data/rescorer/input) under every option set of
-// lc0's golden runs (the options in GoldenRuns below), each output's decompressed
-// records compared by length and FNV-1a 64 with lc0's
+// lc0's golden runs (the options in GoldenRuns below), each output's
+// decompressed records compared by length and FNV-1a 64 with lc0's
 // (tests/data/rescorer/expected.tsv). Tables: the Syzygy 3-4-piece files
 // the games need.
 #include <cmath>
@@ -24,15 +24,14 @@
 namespace sluice::lc0::rescorer {
 namespace {
 
-struct Run {
+struct GoldenRun {
   std::string name;
   RescoreOptions options;
 };
 
-std::vector<Run> GoldenRuns() {
-  RescoreOptions deblunder{.deblunder = true,
-                           .deblunder_threshold = 0.1f,
-                           .deblunder_width = 0.03f};
+std::vector<GoldenRun> GoldenRuns() {
+  RescoreOptions deblunder{
+      .deblunder = true, .deblunder_threshold = 0.1f, .deblunder_width = 0.03f};
   RescoreOptions deblunder_hard = deblunder;
   deblunder_hard.deblunder_width = 0;
   const RescoreOptions boost{.dtz_policy_boost = 0.5f};
@@ -76,7 +75,7 @@ TEST(RescorerGoldenTest, EveryRunMatchesLc0ByteForByte) {
       testing::ReadGames(testing::RescorerDataDir() / "input");
   ASSERT_EQ(inputs.size(), 59u);
   int compared = 0;
-  for (const Run& run : GoldenRuns()) {
+  for (const GoldenRun& run : GoldenRuns()) {
     const GameRescorer rescorer(tables, run.options);
     RescoreCounts counts;
     for (const testing::GameFile& input : inputs) {
@@ -136,9 +135,8 @@ TEST(RescorerGoldenTest, RefusesLegacyTransposeIndicesAsLc0) {
 // Deblundered results are fractional: lc0 refuses to read such a file
 // again (record 0's result is always read, and deblunder rewrites it).
 TEST(RescorerGoldenTest, DeblunderedOutputReadAgainIsRefusedAsByLc0) {
-  RescoreOptions deblunder{.deblunder = true,
-                           .deblunder_threshold = 0.1f,
-                           .deblunder_width = 0.03f};
+  RescoreOptions deblunder{
+      .deblunder = true, .deblunder_threshold = 0.1f, .deblunder_width = 0.03f};
   const auto tables = testing::LoadRescorerTables();
   const GameRescorer first(tables, deblunder);
   const GameRescorer second(tables, {});

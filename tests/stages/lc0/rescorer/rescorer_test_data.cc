@@ -13,8 +13,8 @@ std::filesystem::path RescorerDataDir() { return "tests/data/rescorer"; }
 
 std::shared_ptr<const chess::SyzygyTablebase> LoadRescorerTables() {
   static const std::shared_ptr<const chess::SyzygyTablebase> tables = [] {
-    auto loaded = chess::SyzygyTablebase::Load(
-        {(RescorerDataDir() / "tables").string()});
+    auto loaded =
+        chess::SyzygyTablebase::Load({(RescorerDataDir() / "tables").string()});
     EXPECT_TRUE(loaded.ok()) << loaded.status();
     return loaded.ok() ? *loaded : nullptr;
   }();
@@ -33,8 +33,9 @@ std::vector<GameFile> ReadGames(const std::filesystem::path& dir) {
     games.push_back(
         {entry.path().filename().string(), records.ok() ? *records : ""});
   }
-  std::sort(games.begin(), games.end(),
-            [](const GameFile& a, const GameFile& b) { return a.name < b.name; });
+  std::sort(
+      games.begin(), games.end(),
+      [](const GameFile& a, const GameFile& b) { return a.name < b.name; });
   return games;
 }
 
