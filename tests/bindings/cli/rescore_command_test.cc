@@ -39,7 +39,7 @@ std::map<std::string, uint64_t> ExpectedHashes(const std::string& run) {
 }
 
 int RunCommand(const std::vector<std::string>& args, std::string* out,
-        std::string* err) {
+               std::string* err) {
   std::ostringstream o, e;
   const int code = RunRescoreCommand(args, o, e);
   *out = o.str();
@@ -58,7 +58,8 @@ TEST(RescoreCommandTest, RescoresADirectoryAsLc0) {
     inputs[entry.path().filename().string()] = ReadFile(entry.path());
   }
   std::string out, err;
-  ASSERT_EQ(RunCommand({(kData / "input").string(), out_dir.string(), "--syzygy-paths",
+  ASSERT_EQ(RunCommand(
+                {(kData / "input").string(), out_dir.string(), "--syzygy-paths",
                  (kData / "tables").string(), "--deblunder-threshold", "0.1",
                  "--deblunder-width", "0.03", "--threads", "2"},
                 &out, &err),
@@ -84,10 +85,11 @@ TEST(RescoreCommandTest, RefusedGamesAreReportedAndTheRunGoesOn) {
   const fs::path out_dir = fs::temp_directory_path() / "sluice_rescore_legacy";
   fs::remove_all(out_dir);
   std::string out, err;
-  ASSERT_EQ(RunCommand({(kData / "input_legacy_transpose").string(), out_dir.string(),
-                 "--syzygy-paths", (kData / "tables").string()},
-                &out, &err),
-            0);
+  ASSERT_EQ(
+      RunCommand({(kData / "input_legacy_transpose").string(), out_dir.string(),
+                  "--syzygy-paths", (kData / "tables").string()},
+                 &out, &err),
+      0);
   EXPECT_THAT(err, HasSubstr("played_move_not_listed"));
   EXPECT_THAT(out, HasSubstr("files: 6 read, 0 written"));
   EXPECT_THAT(out, HasSubstr("refused: played_move_not_listed 6"));
@@ -101,20 +103,20 @@ TEST(RescoreCommandTest, UsageAndStartErrors) {
   EXPECT_EQ(RunCommand({"a", "b"}, &out, &err), 2);
   EXPECT_THAT(err, HasSubstr("--syzygy-paths is required"));
   EXPECT_EQ(RunCommand({(kData / "input").string(), "/tmp/sluice_rescore_x",
-                 "--syzygy-paths", "/nonexistent/tables"},
-                &out, &err),
+                        "--syzygy-paths", "/nonexistent/tables"},
+                       &out, &err),
             1);
   EXPECT_THAT(err, HasSubstr("/nonexistent/tables"));
-  EXPECT_EQ(
-      RunCommand({(kData / "input").string(), "/tmp/sluice_rescore_x",
-           "--syzygy-paths", (kData / "tables").string(), "--temperature", "0"},
-          &out, &err),
-      2);
+  EXPECT_EQ(RunCommand({(kData / "input").string(), "/tmp/sluice_rescore_x",
+                        "--syzygy-paths", (kData / "tables").string(),
+                        "--temperature", "0"},
+                       &out, &err),
+            2);
   EXPECT_THAT(err, HasSubstr("temperature"));
   EXPECT_EQ(RunCommand({(kData / "input").string(), "/tmp/sluice_rescore_x",
-                 "--syzygy-paths", (kData / "tables").string(),
-                 "--new-input-format", "2"},
-                &out, &err),
+                        "--syzygy-paths", (kData / "tables").string(),
+                        "--new-input-format", "2"},
+                       &out, &err),
             2);
 }
 

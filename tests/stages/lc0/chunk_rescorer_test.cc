@@ -230,9 +230,9 @@ TEST(ChunkRescorerTest, FeedsTheUnpacker) {
            }
            stage { name: "rescorer" input: "source"
                    chunk_rescorer { syzygy_paths: ")pb",
-      TablesDir(), R"pb(                        " }
+      TablesDir(), R"pb(                                                " }
            }
-                                                stage { name: "unpacker" input: "rescorer"
+                                                                        stage { name: "unpacker" input: "rescorer"
                    chunk_unpacker { input_format: 1 } })pb")));
   loader.Start();
   size_t frames = 0;
@@ -279,9 +279,9 @@ TEST(ChunkRescorerTest, VersionSevenFieldsBecomeTensors) {
            }
            stage { name: "rescorer" input: "source"
                    chunk_rescorer { output_version: 7 syzygy_paths: ")pb",
-      TablesDir(), R"pb(                        " }
+      TablesDir(), R"pb(                                                " }
            }
-                                                stage { name: "unpacker" input: "rescorer"
+                                                                        stage { name: "unpacker" input: "rescorer"
                    chunk_unpacker { input_format: 1 } }
            stage { name: "tensors" input: "unpacker"
                    tensor_generator { batch_size: 64 input_format: 1
