@@ -34,19 +34,26 @@ struct RescoreRun {
   StageMetricProto metrics;  // the rescorer's totals
 };
 
+// A pipeline: `header` fields, source -> rescorer (chunk_rescorer with the
+// test tables and `options`), then `more_stages`. Plain strings, so that
+// clang-format leaves the text format alone.
+std::string PipelineText(const std::string& header, const std::string& options,
+                         const std::string& more_stages = "") {
+  return absl::StrCat(header,
+                      " stage { name: \"source\" counting_source {} }"
+                      " stage { name: \"rescorer\" input: \"source\""
+                      " chunk_rescorer { syzygy_paths: \"",
+                      TablesDir(), "\" ", options, " } } ", more_stages);
+}
+
 // source -> rescorer (`options` inside chunk_rescorer { ... }).
 RescoreRun Rescore(std::vector<Chunk> chunks, const std::string& options,
                    bool deterministic = false) {
   DataLoader loader(FactoryWithSource("source", std::move(chunks)));
-  loader.Configure(ParseConfig(absl::StrCat(
-      "worker_threads: 2 deterministic: ", deterministic ? "true" : "false",
-      R"pb(stage {
-             name: "source"
-             counting_source {}
-           }
-           stage { name: "rescorer" input: "source"
-                   chunk_rescorer { syzygy_paths: ")pb",
-      TablesDir(), "\" ", options, "} }")));
+  loader.Configure(
+      ParseConfig(PipelineText(absl::StrCat("worker_threads: 2 deterministic: ",
+                                            deterministic ? "true" : "false"),
+                               options)));
   loader.Start();
   RescoreRun run;
   while (std::optional<Chunk> chunk = loader.GetNext<Chunk>()) {
@@ -158,18 +165,23 @@ TEST(ChunkRescorerTest, RefusedGamesAreCountedByReason) {
   const std::string good = games[0].records;
   std::vector<Chunk> chunks;
   chunks.push_back(MakeChunk(good, 0));
-  // A policy that does not sum to one.
+  // A policy that does not sum to one (each entry still in [0, 1]).
   std::string bad_sum = good;
   V6TrainingRecord record = GetRecord(bad_sum, 3);
   for (float& p : record.probabilities) {
-    if (p > 0) p *= 2;
+    if (p > 0) p /= 2;
   }
   SetRecord(&bad_sum, 3, record);
   chunks.push_back(MakeChunk(bad_sum, 1));
-  // played_idx naming another move.
+  // played_idx naming another legal move (an illegal one fails the range
+  // check first, as in lc0).
   std::string wrong_played = good;
   record = GetRecord(wrong_played, 2);
-  record.played_idx = record.played_idx == 0 ? 1 : 0;
+  uint16_t other = 0;
+  while (other == record.played_idx || record.probabilities[other] < 0) {
+    ++other;
+  }
+  record.played_idx = other;
   SetRecord(&wrong_played, 2, record);
   chunks.push_back(MakeChunk(wrong_played, 2));
   // Two records that no move connects (record 1 dropped).
@@ -222,18 +234,10 @@ TEST(ChunkRescorerTest, FeedsTheUnpacker) {
     records += games[i].records.size() / kV6RecordSize;
   }
   DataLoader loader(FactoryWithSource("source", std::move(chunks)));
-  loader.Configure(ParseConfig(absl::StrCat(
-      R"pb(worker_threads: 2
-           stage {
-             name: "source"
-             counting_source {}
-           }
-           stage { name: "rescorer" input: "source"
-                   chunk_rescorer { syzygy_paths: ")pb",
-      TablesDir(), R"pb(                                                " }
-           }
-                                                                        stage { name: "unpacker" input: "rescorer"
-                   chunk_unpacker { input_format: 1 } })pb")));
+  loader.Configure(
+      ParseConfig(PipelineText("worker_threads: 2", "",
+                               "stage { name: \"unpacker\" input: \"rescorer\""
+                               " chunk_unpacker { input_format: 1 } }")));
   loader.Start();
   size_t frames = 0;
   while (std::optional<Frame> frame = loader.GetNext<Frame>()) ++frames;
@@ -270,22 +274,13 @@ TEST(ChunkRescorerTest, VersionSevenFieldsBecomeTensors) {
     records += out.size() / kV7RecordSize;
   }
   DataLoader loader(FactoryWithSource("source", std::move(chunks)));
-  loader.Configure(ParseConfig(absl::StrCat(
-      R"pb(worker_threads: 2
-           deterministic: true
-           stage {
-             name: "source"
-             counting_source {}
-           }
-           stage { name: "rescorer" input: "source"
-                   chunk_rescorer { output_version: 7 syzygy_paths: ")pb",
-      TablesDir(), R"pb(                                                " }
-           }
-                                                                        stage { name: "unpacker" input: "rescorer"
-                   chunk_unpacker { input_format: 1 } }
-           stage { name: "tensors" input: "unpacker"
-                   tensor_generator { batch_size: 64 input_format: 1
-                                      v7_fields: true } })pb")));
+  loader.Configure(ParseConfig(
+      PipelineText("worker_threads: 2 deterministic: true", "output_version: 7",
+                   "stage { name: \"unpacker\" input: \"rescorer\""
+                   " chunk_unpacker { input_format: 1 } }"
+                   " stage { name: \"tensors\" input: \"unpacker\""
+                   " tensor_generator { batch_size: 64 input_format: 1 "
+                   "v7_fields: true } }")));
   loader.Start();
   size_t positions = 0;
   while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
