@@ -1,6 +1,7 @@
 #include "stages/lc0/rescorer/input_format_conversion.h"
 
 #include <array>
+#include <cstring>
 
 #include "stages/lc0/chess/policy_index.h"
 #include "stages/lc0/rescorer/record_planes.h"
@@ -69,7 +70,9 @@ void EncodeRecord(const GameReplay& replay, int k, int format,
   auto encode = [&](Bitboard b) {
     return StoredPlaneOfSquares(ApplyTransform(ViewOf(b, us), transform));
   };
-  std::fill(std::begin(record.planes), std::end(record.planes), 0);
+  // memset, not std::fill: records lie back to back in the chunk, so the
+  // planes of every other record are not 8-byte aligned.
+  std::memset(record.planes, 0, sizeof(record.planes));
   for (int step = 0; step < 8 && k - step >= 0; ++step) {
     const int j = k - step;
     if (canonical && step > 0) {
