@@ -34,7 +34,8 @@ def test_bad_rescorer_options_are_config_errors():
     with pytest.raises(sluice.ConfigError):
         sluice.Rescorer(syzygy_paths="/t", deblunder=(0.1,))
     config = sluice.lc0_pipeline(
-        "/data", rescore=sluice.Rescorer(syzygy_paths="/nonexistent/tables"))
+        str(DATA / "input"),
+        rescore=sluice.Rescorer(syzygy_paths="/nonexistent/tables"))
     with pytest.raises(sluice.ConfigError, match="/nonexistent/tables"):
         sluice.DataLoader(config).start()
 
