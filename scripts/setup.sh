@@ -19,6 +19,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler nodejs npm
   fio
   libsndfile1-dev libsoxr-dev libfftw3-dev
+  libfathom-dev
   python3-torch python3-torchaudio python3-soundfile alsa-utils espeak-ng
   libtorch-dev python3-matplotlib
 )

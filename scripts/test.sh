@@ -79,6 +79,8 @@ fuzz_targets=(
   "batch_file_fuzzer tests/fuzz/corpus/batch_file"
   "arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc"
   "audio_decode_fuzzer tests/fuzz/corpus/audio"
+  "rescorer_game_fuzzer tests/fuzz/corpus/rescorer_game"
+  "syzygy_table_fuzzer tests/fuzz/corpus/syzygy_table"
 )
 # Runs one target into its own log; its exit status is the fuzzer's.
 fuzz() {
