@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "asio/co_spawn.hpp"
 #include "asio/post.hpp"

@@ -47,7 +47,7 @@ void ArrowCheckpointState::Acknowledge(uint64_t consumed) {
 
 absl::Status ArrowCheckpointState::Save(const ResumeRequest& downstream,
                                         const ArrowDataset& dataset,
-                                        std::string_view stage,
+                                        const std::string& stage,
                                         std::string* state) {
   if (!logging_) {
     return absl::UnimplementedError(absl::StrCat(

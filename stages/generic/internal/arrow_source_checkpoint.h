@@ -77,7 +77,7 @@ class ArrowCheckpointState {
   // logging (ROW_BLOCKS output), Internal when that read is no longer
   // logged.
   absl::Status Save(const ResumeRequest& downstream,
-                    const ArrowDataset& dataset, std::string_view stage,
+                    const ArrowDataset& dataset, const std::string& stage,
                     std::string* state);
 
  private:
