@@ -50,6 +50,15 @@ struct ResumeRequest {
   uint32_t skip = 0;
 };
 
+// What an item arriving at a resuming stage is (a stage whose state names
+// items that its input reads again first; stages/generic/reservoir_stage.h
+// asks the item type through RestoreRoleOf(item)).
+enum class RestoreRole {
+  kRestored,      // read again for the stage's state
+  kEndOfRestore,  // an empty marker after the last restored item
+  kStream,        // the first item of the resumed stream
+};
+
 }  // namespace sluice
 
 #endif  // SLUICE_ENGINE_CHECKPOINT_H_

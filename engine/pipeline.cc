@@ -21,7 +21,7 @@ namespace {
 using google::protobuf::FieldDescriptor;
 
 // The LoaderCheckpoint.format this build writes and reads.
-constexpr uint32_t kCheckpointFormat = 1;
+constexpr uint32_t kCheckpointFormat = 2;
 
 // StageConfig fields numbered from here on are stage-specific configs.
 constexpr int kFirstStageTypeField = 100;
@@ -528,8 +528,9 @@ absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
   }
   if (checkpoint.format() != kCheckpointFormat) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "resume: checkpoint format ", checkpoint.format(),
-        " is not the format this build reads (", kCheckpointFormat, ")"));
+        "resume: the checkpoint is in format ", checkpoint.format(),
+        " (written by another sluice version); this build reads format ",
+        kCheckpointFormat, " only"));
   }
   if (!Resumable()) {
     return absl::FailedPreconditionError(

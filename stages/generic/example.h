@@ -131,12 +131,17 @@ class Example {
   ExampleOrigin origin_;
 };
 
-// Checkpoint references of an example (for ReservoirShuffler's journal).
+// Checkpoint references of an example (for ReservoirStage's journal and
+// restore).
 inline ItemRef CheckpointRef(const Example& example) {
   return example.origin().ref;
 }
 inline StreamCursor CheckpointCursor(const Example& example) {
   return example.origin().cursor;
+}
+inline RestoreRole RestoreRoleOf(const Example& example) {
+  return example.origin().restored ? RestoreRole::kRestored
+                                   : RestoreRole::kStream;
 }
 
 }  // namespace sluice

@@ -1,6 +1,5 @@
 // Helpers of the whole-pipeline reproducibility tests (determinism_test,
-// checkpoint_test, audio_checkpoint_test): batch hashes, a running loader
-// and thread shapes.
+// checkpoint_test): batch hashes, a running loader and thread shapes.
 #ifndef SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
 #define SLUICE_TESTS_RELIABILITY_BATCH_HASHES_H_
 

@@ -1,0 +1,103 @@
+#include "tests/reliability/checkpoint_workloads.h"
+
+#include "bindings/cli/audio_data.h"
+#include "gtest/gtest.h"
+#include "stages/audio/default_pipeline.h"
+#include "stages/lc0/default_pipeline.h"
+#include "tests/reliability/batch_hashes.h"
+#include "tests/reliability/data_set.h"
+
+namespace sluice::testing {
+namespace {
+
+constexpr int kLc0Games = 60;
+constexpr int kLc0GamesPerTar = 20;
+
+void WriteLc0(const std::string& dir) {
+  lc0::testing::WriteDataSet(5, {.mode = lc0::OutputMode::kTar,
+                                 .dir = dir,
+                                 .games = kLc0Games,
+                                 .games_per_tar = kLc0GamesPerTar});
+}
+
+DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
+  absl::StatusOr<DataLoaderConfig> config = lc0::MakePipeline(
+      {.directories = {dir},
+       .mode = pass == Pass::kEval ? lc0::PipelineMode::kEval
+                                   : lc0::PipelineMode::kTrain,
+       .batch_size = 64,
+       .chunk_pool_size = 40,
+       .reservoir_size = 1500,
+       .min_fill = 500,
+       .seed = 3});
+  EXPECT_TRUE(config.ok()) << config.status();
+  config->set_deterministic(true);
+  SetParallelism(*config, {2, 2});
+  return *config;
+}
+
+cli::AudioDatasetOptions AudioOptions(const std::string& dir) {
+  return {.dir = dir,
+          .clips = 120,
+          .classes = 4,
+          .files = 3,
+          .rows_per_batch = 16,
+          .corrupt_every = 30};
+}
+
+void WriteAudio(const std::string& dir) {
+  absl::StatusOr<cli::AudioDataset> written =
+      cli::WriteAudioDataset(AudioOptions(dir));
+  ASSERT_TRUE(written.ok()) << written.status();
+}
+
+DataLoaderConfig AudioConfig(const std::string& dir, Pass pass) {
+  absl::StatusOr<DataLoaderConfig> config = audio::MakePipeline(
+      {.directories = {dir},
+       .mode = pass == Pass::kEval ? audio::PipelineMode::kEval
+                                   : audio::PipelineMode::kTrain,
+       .clip_seconds = 0.25,
+       .n_mels = 16,
+       .batch_size = 16,
+       .shuffle_buffer = 64,
+       .min_fill = 16,
+       .seed = 3});
+  EXPECT_TRUE(config.ok()) << config.status();
+  config->set_deterministic(true);
+  SetParallelism(*config, {2, 2});
+  return *config;
+}
+
+}  // namespace
+
+CheckpointWorkload Lc0Workload() {
+  return {.name = "lc0",
+          .write = WriteLc0,
+          .config = Lc0Config,
+          .train_batches = 50};
+}
+
+CheckpointWorkload AudioWorkload() {
+  // About 7 batches a pass.
+  return {.name = "audio",
+          .write = WriteAudio,
+          .config = AudioConfig,
+          .train_batches = 30};
+}
+
+std::vector<CheckpointWorkload> CheckpointWorkloads() {
+  return {Lc0Workload(), AudioWorkload()};
+}
+
+uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
+                      const std::string& reason) {
+  uint64_t count = 0;
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    for (const SkipCountProto& skip : stage.skipped()) {
+      if (skip.reason() == reason) count += skip.count();
+    }
+  }
+  return count;
+}
+
+}  // namespace sluice::testing
