@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -34,6 +35,8 @@ constexpr uint32_t kOutputCapacity = 4;
 // Row blocks read at once, at most (one per worker thread).
 constexpr size_t kMaxBlockReadsAtOnce = 4;
 constexpr uint32_t kMaxBlockRows = 1 << 20;
+// EXAMPLES output: examples handed to the output channel at once.
+constexpr size_t kExamplesPerSend = 64;
 
 }  // namespace
 
@@ -354,6 +357,8 @@ asio::awaitable<void> ArrowSource::Emit() {
   const RowExampleOptions options{
       .train = config_.mode() == ArrowSourceConfig::TRAIN,
       .max_value_bytes = config_.max_value_bytes()};
+  std::vector<Example> examples;
+  examples.reserve(kExamplesPerSend);
   while (std::optional<LoadedBatch> loaded =
              co_await batches_.Receive(load_meter())) {
     const RecordBatch& batch = *loaded->batch;
@@ -376,16 +381,25 @@ asio::awaitable<void> ArrowSource::Emit() {
       begin = 0;
       end = static_cast<int64_t>(only->size());
     }
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t r = only != nullptr ? (*only)[i] : i;
-      if (r >= loaded->rows) break;  // a restored row cut by file_changed
-      std::optional<Example> example =
-          MakeRowExample(*loaded, chains, r, options, skip);
-      if (!example) continue;  // skipped and counted
-      if (!co_await output_->Send(*std::move(example), load_meter())) {
+    // The batch's examples go out kExamplesPerSend at a time, under one
+    // lock each (Channel::SendAll), never mixing two batches.
+    for (int64_t i = begin; i < end;) {
+      examples.clear();
+      const std::shared_ptr<const void> hold = HoldForRows(*loaded);
+      for (; i < end && examples.size() < kExamplesPerSend; ++i) {
+        const int64_t r = only != nullptr ? (*only)[i] : i;
+        if (r >= loaded->rows) {  // a restored row cut by file_changed
+          i = end;
+          break;
+        }
+        std::optional<Example> example =
+            MakeRowExample(*loaded, chains, r, options, skip, hold);
+        if (example) examples.push_back(*std::move(example));
+      }  // skipped rows are counted
+      if (!co_await output_->SendAll(std::span(examples), load_meter())) {
         co_return;
       }
-      rows_emitted_.fetch_add(1, std::memory_order_relaxed);
+      rows_emitted_.fetch_add(examples.size(), std::memory_order_relaxed);
     }
     loaded.reset();  // the examples keep the batch alive, not the emitter
     bool permit = true;

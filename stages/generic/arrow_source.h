@@ -45,7 +45,9 @@
 //    capacity (proto/examples/audio_eval.textproto: 64).
 //
 // 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
-//    `index` and `seed` int64 scalars. ROW_BLOCKS: ExampleBlocks instead
+//    `index` and `seed` int64 scalars, named by interned FieldNames (no
+//    string per field) and handed to the output up to 64 rows of one
+//    record batch at a time, under one lock (Channel::SendAll). ROW_BLOCKS: ExampleBlocks instead
 //    (stages/generic/example_block.h), for a batcher right after the
 //    source: maximal runs of consecutive good rows of one record batch
 //    whose binary and list values have equal lengths, each column one

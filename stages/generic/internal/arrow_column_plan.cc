@@ -60,7 +60,7 @@ absl::StatusOr<ArrowColumnPlan> PlanColumn(
   using Plan = ArrowColumnPlan;
   Plan plan;
   plan.column = column.name();
-  plan.field = column.has_field() ? column.field() : column.name();
+  plan.field = FieldName(column.has_field() ? column.field() : column.name());
   const arrow::Field* field = nullptr;
   if (const int index = schema.FieldIndex(column.name()); index >= 0) {
     plan.path = {index};

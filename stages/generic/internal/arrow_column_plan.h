@@ -15,6 +15,7 @@
 #include "io/arrow/record_batch.h"
 #include "io/arrow/schema.h"
 #include "proto/data_loader_config.pb.h"
+#include "stages/generic/example.h"
 
 namespace sluice {
 
@@ -29,7 +30,7 @@ struct ArrowColumnPlan {
   // large_list or fixed_size_list of primitives as dtype [n].
   enum class Kind { kBytes, kScalar, kBool, kList };
   std::string column;     // as configured (for logs)
-  std::string field;      // example field name
+  FieldName field{""};    // example field name
   std::vector<int> path;  // top-level column, then struct member indexes
   Kind kind = Kind::kScalar;
   // The value's Arrow type (list: the child's).

@@ -46,7 +46,8 @@ ExampleField ScalarField(const ArrayView& array, TypeId type, int64_t row) {
 std::optional<Example> MakeRowExample(
     const ArrowLoadedBatch& loaded,
     const std::vector<std::vector<const ArrayView*>>& chains, int64_t r,
-    const RowExampleOptions& options, const RowSkipFunction& skip_row) {
+    const RowExampleOptions& options, const RowSkipFunction& skip_row,
+    const std::shared_ptr<const void>& keep_alive) {
   const bool train = options.train;
   const uint64_t max_bytes = options.max_value_bytes;
   const ArrowDatasetFile& file = *loaded.file;
@@ -75,7 +76,7 @@ std::optional<Example> MakeRowExample(
         example.Set(plan.field,
                     ExampleField::View(DType::kUInt8,
                                        {static_cast<int64_t>(value.size())},
-                                       value, loaded.batch));
+                                       value, keep_alive));
         break;
       }
       case ArrowColumnPlan::Kind::kList: {
@@ -100,7 +101,7 @@ std::optional<Example> MakeRowExample(
           break;
         }
         example.Set(plan.field, ExampleField::View(plan.dtype, {end - begin},
-                                                   bytes, loaded.batch));
+                                                   bytes, keep_alive));
         break;
       }
       case ArrowColumnPlan::Kind::kBool:
@@ -119,15 +120,21 @@ std::optional<Example> MakeRowExample(
   const int64_t index = file.offset + file_row;
   const uint64_t seed =
       train ? loaded.pass_seed + static_cast<uint64_t>(index) : 0;
-  example.Set(kArrowIndexField, ExampleField::Scalar(index));
-  example.Set(kArrowSeedField,
-              ExampleField::Scalar(static_cast<int64_t>(seed)));
+  static const FieldName index_field(kArrowIndexField);
+  static const FieldName seed_field(kArrowSeedField);
+  example.Set(index_field, ExampleField::Scalar(index));
+  example.Set(seed_field, ExampleField::Scalar(static_cast<int64_t>(seed)));
   example.set_origin({.ref = {.unit = loaded.read.pass << 32 | file.number,
                               .index = static_cast<uint32_t>(file_row)},
                       .cursor = {.position = loaded.read.position,
                                  .ordinal = static_cast<uint32_t>(file_row)},
                       .restored = loaded.only_rows.has_value()});
   return example;
+}
+
+std::shared_ptr<const void> HoldForRows(const ArrowLoadedBatch& loaded) {
+  return std::make_shared<const std::shared_ptr<const io::arrow::RecordBatch>>(
+      loaded.batch);
 }
 
 }  // namespace sluice

@@ -6,6 +6,7 @@
 #define SLUICE_STAGES_GENERIC_INTERNAL_ARROW_ROW_EXAMPLES_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -26,11 +27,21 @@ struct RowExampleOptions {
 // The example of batch row `r` of `loaded` (`chains`: each planned
 // column's arrays down to its value, ColumnChain), or nullopt when the row
 // is skipped (null_value, value_too_large), reported to `skip` with the
-// row within the batch.
+// row within the batch. Its views keep `keep_alive` alive: the record
+// batch, or a hold on it shared by the rows handed over together
+// (HoldForRows).
 std::optional<Example> MakeRowExample(
     const ArrowLoadedBatch& loaded,
     const std::vector<std::vector<const io::arrow::ArrayView*>>& chains,
-    int64_t r, const RowExampleOptions& options, const RowSkipFunction& skip);
+    int64_t r, const RowExampleOptions& options, const RowSkipFunction& skip,
+    const std::shared_ptr<const void>& keep_alive);
+
+// A hold on `loaded`'s record batch for the examples of a few rows: they
+// count their references on it, not on the batch, so that a consumer on
+// another thread dropping earlier rows of the batch does not contend with
+// the source making later ones (one shared counter per group of rows
+// instead of one per batch). The batch lives while any hold does.
+std::shared_ptr<const void> HoldForRows(const ArrowLoadedBatch& loaded);
 
 }  // namespace sluice
 
