@@ -45,6 +45,13 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+std::vector<FieldName> FieldNamesOf(const std::vector<BatchTensorSpec>& specs) {
+  std::vector<FieldName> names;
+  names.reserve(specs.size());
+  for (const BatchTensorSpec& spec : specs) names.emplace_back(spec.name);
+  return names;
+}
+
 std::string DTypeNames() {
   std::string names;
   for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
@@ -159,6 +166,7 @@ Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
       last_batch_(config.last_batch()),
       views_first_(config.block_order() == BatcherConfig::VIEWS_FIRST),
       specs_(std::move(specs)),
+      field_names_(FieldNamesOf(specs_)),
       input_(input),
       block_input_(block_input),
       output_(AddOutput<TypedBatch>(
@@ -383,11 +391,12 @@ bool Batcher::Match(const Example& example) {
     const BatchTensorSpec& spec = specs_[i];
     const ExampleField* field = nullptr;
     size_t& hint = position_hints_[i];
-    if (hint < fields.size() && fields[hint].first == spec.name) {
+    const FieldName name = field_names_[i];
+    if (hint < fields.size() && fields[hint].first == name) {
       field = &fields[hint].second;
     } else {
       for (size_t f = 0; f < fields.size(); ++f) {
-        if (fields[f].first == spec.name) {
+        if (fields[f].first == name) {
           field = &fields[f].second;
           hint = f;
           break;

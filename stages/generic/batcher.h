@@ -145,6 +145,8 @@ class Batcher final : public Stage {
   // view even while a copied batch is open.
   const bool views_first_;
   const std::vector<BatchTensorSpec> specs_;
+  // The specs' field names, interned: examples' fields match by address.
+  const std::vector<FieldName> field_names_;
   Channel<Example>* const input_;
   Channel<ExampleBlock>* const block_input_;
   Channel<TypedBatch>* const output_;
