@@ -47,7 +47,7 @@ TEST(DetectVersionTest, ReadsTheFirstFourBytes) {
 
 TEST(DetectVersionTest, RejectsUnknownAndShortInput) {
   std::string chunk(8, '\0');
-  chunk[0] = 7;
+  chunk[0] = 8;  // V3-V7 are known; 8 is not
   EXPECT_EQ(DetectVersion(chunk).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(DetectVersion("\x06").status().code(),
