@@ -80,6 +80,7 @@ fuzz_targets=(
   "arrow_ipc_fuzzer tests/fuzz/corpus/arrow_ipc"
   "audio_decode_fuzzer tests/fuzz/corpus/audio"
   "rescorer_game_fuzzer tests/fuzz/corpus/rescorer_game"
+  "syzygy_table_fuzzer tests/fuzz/corpus/syzygy_table"
 )
 # Runs one target into its own log; its exit status is the fuzzer's.
 fuzz() {

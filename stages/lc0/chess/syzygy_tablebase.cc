@@ -189,10 +189,17 @@ SyzygyTablebase::~SyzygyTablebase() {
 }
 
 bool SyzygyTablebase::CanProbe(const Position& position) const {
-  return !position.has_castling_rights() &&
-         position.piece_count() <= max_cardinality_ &&
-         PopCount(position.pieces(kWhite, kKing)) == 1 &&
-         PopCount(position.pieces(kBlack, kKing)) == 1;
+  // fathom asserts on a position whose side not to move is in check (its
+  // king could be taken): such a position is not probed.
+  if (position.has_castling_rights() ||
+      position.piece_count() > max_cardinality_ ||
+      PopCount(position.pieces(kWhite, kKing)) != 1 ||
+      PopCount(position.pieces(kBlack, kKing)) != 1) {
+    return false;
+  }
+  const Color mover = position.side_to_move();
+  const Color waiting = mover == kWhite ? kBlack : kWhite;
+  return !position.IsAttacked(position.KingSquare(waiting), mover);
 }
 
 std::optional<Wdl> SyzygyTablebase::ProbeWdl(const Position& position) const {

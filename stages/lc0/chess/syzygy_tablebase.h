@@ -79,7 +79,8 @@ class SyzygyTablebase {
   uint64_t mapped_bytes() const { return mapped_bytes_; }
 
   // Whether `position` can be probed: no castling right for either side,
-  // one king each and at most max_cardinality() pieces.
+  // one king each, at most max_cardinality() pieces, and the side not to
+  // move not in check.
   bool CanProbe(const Position& position) const;
 
   // The WDL value of `position` for its side to move, or nullopt when the

@@ -102,9 +102,9 @@ TEST_F(AudioCommandsTest, RunStreamsTheTrainExample) {
   ASSERT_NE(at, std::string::npos) << "the example's reservoir changed";
   text.replace(at, reservoir.size(),
                "shuffle_buffer { size: 300 min_fill: 200 }");
-  const fs::path config = fs::path(*data_).parent_path() /
-                          ("audio_train_" + std::to_string(getpid()) +
-                           ".textproto");
+  const fs::path config =
+      fs::path(*data_).parent_path() /
+      ("audio_train_" + std::to_string(getpid()) + ".textproto");
   std::ofstream(config) << text;
 
   const Result result = Invoke(

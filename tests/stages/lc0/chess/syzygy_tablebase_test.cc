@@ -88,6 +88,20 @@ TEST(SyzygyTablebaseTest, CannotProbeCastlingRightsOrTooManyPieces) {
   EXPECT_EQ((*tables)->ProbeWdl(krk), Wdl::kWin);
 }
 
+TEST(SyzygyTablebaseTest, APositionWhoseWaitingKingIsInCheckIsNotProbed) {
+  absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> tables =
+      SyzygyTablebase::Load({(kData / "tables").string()});
+  ASSERT_TRUE(tables.ok()) << tables.status();
+  // White to move with the black king in check from the queen: illegal,
+  // and fathom asserts on it.
+  const Position illegal = *Position::FromFen("7k/8/8/8/8/8/8/K6Q w - - 0 1");
+  EXPECT_FALSE((*tables)->CanProbe(illegal));
+  EXPECT_FALSE((*tables)->ProbeWdl(illegal).has_value());
+  EXPECT_FALSE((*tables)->ProbeDtz(illegal).has_value());
+  const Position legal = *Position::FromFen("7k/8/8/8/8/8/8/K5Q1 w - - 0 1");
+  EXPECT_EQ((*tables)->ProbeWdl(legal), Wdl::kWin);
+}
+
 TEST(SyzygyTablebaseTest, ChecksumsOfTheShippedTablesMatch) {
   for (const auto& entry :
        std::filesystem::directory_iterator(kData / "tables")) {
