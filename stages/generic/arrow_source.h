@@ -47,11 +47,11 @@
 // 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
 //    `index` and `seed` int64 scalars, named by interned FieldNames (no
 //    string per field) and handed to the output up to 64 rows of one
-//    record batch at a time, under one lock (Channel::SendAll). ROW_BLOCKS: ExampleBlocks instead
-//    (stages/generic/example_block.h), for a batcher right after the
-//    source: maximal runs of consecutive good rows of one record batch
-//    whose binary and list values have equal lengths, each column one
-//    contiguous buffer (a view into the record batch; bool and widened
+//    record batch at a time, under one lock (Channel::SendAll). ROW_BLOCKS:
+//    ExampleBlocks instead (stages/generic/example_block.h), for a batcher
+//    right after the source: maximal runs of consecutive good rows of one
+//    record batch whose binary and list values have equal lengths, each column
+//    one contiguous buffer (a view into the record batch; bool and widened
 //    uint16/uint32 values converted, and `index` and `seed`, in a buffer of
 //    the block's own). The same rows, values and skips as EXAMPLES, without
 //    a per-row cost. Blocks of block_rows (see the config) are read up to
