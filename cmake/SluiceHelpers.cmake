@@ -3,9 +3,14 @@
 #   sluice_cc_library(NAME engine SRCS a.cc HDRS a.h DEPS sluice::io)
 #     -> target sluice_engine, alias sluice::engine, include root = repo root.
 #   sluice_cc_test(NAME channel_test SRCS channel_test.cc DEPS sluice::engine
-#                  [LABELS concurrency])
-#     -> a googletest binary registered with ctest. A ThreadSanitizer build
-#        (SLUICE_TSAN) builds only the tests labelled "concurrency".
+#                  [LABELS concurrency] [STANDALONE])
+#     -> googletest cases registered with ctest. The tests of one folder
+#        share a binary, one for those labelled "concurrency" and one for
+#        the rest (<folder>_concurrency_tests, <folder>_tests), compiled as
+#        a unity build: a test file costs its own code, not another round of
+#        asio and googletest. STANDALONE keeps a binary of its own, named
+#        NAME. A ThreadSanitizer build (SLUICE_TSAN) builds only the tests
+#        labelled "concurrency".
 #   sluice_precompile_library_headers(sluice_engine)
 #     -> the library's sources reuse the libraries' precompiled header.
 #
@@ -27,16 +32,57 @@ function(sluice_cc_library)
 endfunction()
 
 function(sluice_cc_test)
-  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "STANDALONE" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   if(SLUICE_TSAN AND NOT "concurrency" IN_LIST ARG_LABELS)
     return()
   endif()
-  add_executable(${ARG_NAME} ${ARG_SRCS})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main)
-  sluice_test_compile_settings(${ARG_NAME})
-  gtest_discover_tests(${ARG_NAME}
+  if(ARG_STANDALONE)
+    sluice_add_test_binary(${ARG_NAME} "${ARG_SRCS}" "${ARG_DEPS}"
+      "${ARG_LABELS}")
+    return()
+  endif()
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR}/tests
+    ${CMAKE_CURRENT_SOURCE_DIR})
+  string(REPLACE "/" "_" group "${folder}")
+  if("concurrency" IN_LIST ARG_LABELS)
+    string(APPEND group "_concurrency_tests")
+  else()
+    string(APPEND group "_tests")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY SLUICE_TEST_GROUPS ${group})
+  set_property(DIRECTORY APPEND PROPERTY SLUICE_TEST_${group}_SRCS ${ARG_SRCS})
+  set_property(DIRECTORY APPEND PROPERTY SLUICE_TEST_${group}_DEPS ${ARG_DEPS})
+  set_property(DIRECTORY PROPERTY SLUICE_TEST_${group}_LABELS ${ARG_LABELS})
+  get_property(scheduled DIRECTORY PROPERTY SLUICE_TEST_GROUPS_SCHEDULED)
+  if(NOT scheduled)
+    set_property(DIRECTORY PROPERTY SLUICE_TEST_GROUPS_SCHEDULED ON)
+    cmake_language(DEFER CALL sluice_add_grouped_test_binaries)
+  endif()
+endfunction()
+
+# Called at the end of a test folder's CMakeLists.txt: one binary per group
+# of sluice_cc_test calls.
+function(sluice_add_grouped_test_binaries)
+  get_property(groups DIRECTORY PROPERTY SLUICE_TEST_GROUPS)
+  list(REMOVE_DUPLICATES groups)
+  foreach(group ${groups})
+    get_property(srcs DIRECTORY PROPERTY SLUICE_TEST_${group}_SRCS)
+    get_property(deps DIRECTORY PROPERTY SLUICE_TEST_${group}_DEPS)
+    get_property(labels DIRECTORY PROPERTY SLUICE_TEST_${group}_LABELS)
+    list(REMOVE_DUPLICATES srcs)
+    list(REMOVE_DUPLICATES deps)
+    sluice_add_test_binary(${group} "${srcs}" "${deps}" "${labels}")
+  endforeach()
+endfunction()
+
+# One googletest binary whose cases ctest runs one by one.
+function(sluice_add_test_binary name srcs deps labels)
+  add_executable(${name} ${srcs})
+  target_link_libraries(${name} PRIVATE ${deps} GTest::gtest_main)
+  sluice_test_compile_settings(${name})
+  gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}"
+    PROPERTIES LABELS "${labels}"
     DISCOVERY_TIMEOUT 60)
 endfunction()
 

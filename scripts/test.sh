@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds sluice and runs every test: the whole googletest suite in a release
 # build and under ASan+UBSan, pytest, the installed wheel's smoke tests, a
-# 60-second soak run, the libFuzzer targets for a short fixed time, and the
-# concurrency tests under TSan.
+# 60-second soak run, the libFuzzer targets (built with the ASan+UBSan suite)
+# for a short fixed time each, and the concurrency tests under TSan.
 # Installs missing Debian packages first (scripts/setup.sh). Prints each
 # section's time at the end, also when a section fails.
 set -euo pipefail
@@ -63,13 +63,27 @@ scripts/wheel_smoke.sh out/release
 section "soak: the training pipeline for 60 s while files keep arriving"
 out/release/bench/soak_benchmark --seconds 60 --single-pass-check
 
-section "fuzz build (clang: libFuzzer + ASan + UBSan)"
-build out/fuzz -DCMAKE_BUILD_TYPE=Release -DSLUICE_FUZZ=ON \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+# The sanitizer builds use -Og -g1 (line tables only): the coroutine-heavy
+# sources compile about twice as fast as at -O2 -g under the sanitizers, and
+# the reports still name file and line. The ASan+UBSan build is clang's so
+# that it also holds the libFuzzer targets: one build for both.
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DSLUICE_BUILD_BENCH=OFF)
 
-fuzz_seconds=${SLUICE_FUZZ_SECONDS:-30}
+section "ASan+UBSan build with the libFuzzer targets (clang)"
+build out/asan "${sanitizer_flags[@]}" -DSLUICE_ASAN=ON -DSLUICE_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+section "ASan+UBSan tests"
+# alloc_dealloc_mismatch=0: asio 1.22 frees its thread-local recycled
+# frames (made by aligned_alloc) with operator delete.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:alloc_dealloc_mismatch=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir out/asan --output-on-failure -j "$jobs" --timeout 900
+
+fuzz_seconds=${SLUICE_FUZZ_SECONDS:-20}
 section "fuzzing, ${fuzz_seconds}s per target, $jobs at once (tests/fuzz/README.md)"
-mkdir -p out/fuzz/artifacts
+mkdir -p out/asan/fuzz-artifacts
 # target seed-directory...
 fuzz_targets=(
   "tar_index_fuzzer tests/data/tar"
@@ -88,10 +102,10 @@ fuzz() {
   shift
   local corpus status=0
   corpus=$(mktemp -d)
-  "out/fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" \
+  "out/asan/tests/fuzz/$target" -max_total_time="$fuzz_seconds" \
     -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
-    -artifact_prefix="out/fuzz/artifacts/$target-" "$corpus" "$@" \
-    >"out/fuzz/$target.log" 2>&1 || status=$?
+    -artifact_prefix="out/asan/fuzz-artifacts/$target-" "$corpus" "$@" \
+    >"out/asan/fuzz-$target.log" 2>&1 || status=$?
   rm -rf "$corpus"
   return "$status"
 }
@@ -109,27 +123,11 @@ for ((first = 0; first < ${#fuzz_targets[@]}; first += jobs)); do
     status=0
     wait "${pids[i]}" || status=$?
     echo "-- ${names[i]} (exit $status)"
-    tail -n 12 "out/fuzz/${names[i]}.log"
+    tail -n 12 "out/asan/fuzz-${names[i]}.log"
     [ "$status" -eq 0 ] || fuzz_failed=1
   done
 done
-[ "$fuzz_failed" -eq 0 ] || { echo "a fuzz target failed (out/fuzz/artifacts/)"; exit 1; }
-
-# The sanitizer builds use -Og -g1 (line tables only): GCC compiles the
-# coroutine-heavy sources under ASan+UBSan about twice as fast as at -O2 -g,
-# and the reports still name file and line.
-sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DSLUICE_BUILD_BENCH=OFF)
-
-section "ASan+UBSan build"
-build out/asan "${sanitizer_flags[@]}" -DSLUICE_ASAN=ON
-section "ASan+UBSan tests"
-# alloc_dealloc_mismatch=0: asio 1.22 frees its thread-local recycled
-# frames (made by aligned_alloc) with operator delete.
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:alloc_dealloc_mismatch=0 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir out/asan --output-on-failure -j "$jobs" --timeout 900
+[ "$fuzz_failed" -eq 0 ] || { echo "a fuzz target failed (out/asan/fuzz-artifacts/)"; exit 1; }
 
 section "TSan build (concurrency tests)"
 build out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON

@@ -23,7 +23,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchPipelineUsage[] =
     "usage: sluice bench pipeline [CONFIG.textproto] [--threads 1,2]\n"
     "                             [--seconds N] [--batches N] [--data DIR]\n"
     "                             [--json] [--metrics-port P]\n"
@@ -41,12 +41,6 @@ constexpr char kUsage[] =
     "  --json          print one JSON object instead of the table\n";
 
 using Clock = std::chrono::steady_clock;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench pipeline: " << message
-      << " (see sluice bench pipeline --help)\n";
-  return 2;
-}
 
 // What the child process reports through the pipe, before the metrics.
 struct ChildReport {
@@ -195,22 +189,25 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, WithMetricsFlags({"threads", "seconds", "batches", "data"}),
       {"json"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok())
+    return UsageError(err, "bench pipeline", parsed.status().message());
   if (parsed->help) {
-    out << kUsage << kMetricsFlagsUsage;
+    out << kBenchPipelineUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() > 1) {
-    return UsageError(err, "expected at most one CONFIG");
+    return UsageError(err, "bench pipeline", "expected at most one CONFIG");
   }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 10, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 1, INT64_MAX);
   for (const auto* value : {&seconds, &batches}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench pipeline", value->status().message());
   }
   absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
-  if (!metrics.ok()) return UsageError(err, metrics.status().message());
+  if (!metrics.ok())
+    return UsageError(err, "bench pipeline", metrics.status().message());
   std::vector<unsigned> thread_counts;
   const std::string threads_text = parsed->flags.contains("threads")
                                        ? parsed->flags.find("threads")->second
@@ -218,8 +215,9 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   for (absl::string_view part : absl::StrSplit(threads_text, ',')) {
     unsigned count = 0;
     if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 1024) {
-      return UsageError(err, "bad value '" + threads_text +
-                                 "' for --threads: expected e.g. 1,2");
+      return UsageError(
+          err, "bench pipeline",
+          "bad value '" + threads_text + "' for --threads: expected e.g. 1,2");
     }
     thread_counts.push_back(count);
   }
@@ -244,12 +242,14 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     }
     absl::StatusOr<DataLoaderConfig> lc0 = lc0::MakePipeline(
         {.directories = {data}, .reservoir_size = 50000, .min_fill = 10000});
-    if (!lc0.ok()) return UsageError(err, lc0.status().message());
+    if (!lc0.ok())
+      return UsageError(err, "bench pipeline", lc0.status().message());
     config = *lc0;
   } else {
     absl::StatusOr<DataLoaderConfig> loaded =
         ReadConfigFile(parsed->positional[0]);
-    if (!loaded.ok()) return UsageError(err, loaded.status().message());
+    if (!loaded.ok())
+      return UsageError(err, "bench pipeline", loaded.status().message());
     config = *loaded;
     if (!data.empty()) SetDataDirectory(data, &config);
   }
@@ -261,7 +261,8 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
         MeasurePipeline(config, threads, *seconds, *batches);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kInvalidArgument) {
-        return UsageError(err, NameMetricsFlags(run.status().message()));
+        return UsageError(err, "bench pipeline",
+                          NameMetricsFlags(run.status().message()));
       }
       err << "sluice bench pipeline: "
           << NameMetricsFlags(run.status().message()) << "\n";

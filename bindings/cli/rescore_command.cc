@@ -22,7 +22,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRescoreUsage[] =
     "usage: sluice rescore IN_DIR OUT_DIR --syzygy-paths P[:P...]\n"
     "           [--deblunder-threshold T [--deblunder-width W]]\n"
     "           [--dtz-policy-boost B] [--temperature X] [--dist-offset O]\n"
@@ -49,14 +49,6 @@ constexpr char kUsage[] =
     "                          (lczero-training's V7 records)\n"
     "  --threads N             files rescored at once (default: one per "
     "core)\n";
-
-constexpr int kUsageError = 2;
-constexpr int kFailure = 1;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice rescore: " << message << " (see sluice rescore --help)\n";
-  return kUsageError;
-}
 
 absl::StatusOr<float> FloatFlag(const ParsedArgs& args, std::string_view name,
                                 float fallback) {
@@ -86,16 +78,17 @@ int RunRescoreCommand(const std::vector<std::string>& args, std::ostream& out,
       ParseArgs(args, {"syzygy-paths", "deblunder-threshold", "deblunder-width",
                        "dtz-policy-boost", "temperature", "dist-offset",
                        "new-input-format", "output-version", "threads"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok())
+    return UsageError(err, "rescore", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kRescoreUsage;
     return 0;
   }
   if (parsed->positional.size() != 2) {
-    return UsageError(err, "expected IN_DIR OUT_DIR");
+    return UsageError(err, "rescore", "expected IN_DIR OUT_DIR");
   }
   if (!parsed->flags.contains("syzygy-paths")) {
-    return UsageError(err, "--syzygy-paths is required");
+    return UsageError(err, "rescore", "--syzygy-paths is required");
   }
   ChunkRescorerConfig config;
   for (const absl::string_view path : absl::StrSplit(
@@ -110,7 +103,8 @@ int RunRescoreCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<float> offset = FloatFlag(*parsed, "dist-offset", 0);
   for (const auto* value :
        {&threshold, &width, &boost, &temperature, &offset}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "rescore", value->status().message());
   }
   absl::StatusOr<int64_t> format =
       IntFlag(*parsed, "new-input-format", -1, -1, 256);
@@ -118,13 +112,15 @@ int RunRescoreCommand(const std::vector<std::string>& args, std::ostream& out,
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   absl::StatusOr<int64_t> threads = IntFlag(*parsed, "threads", cores, 1, 256);
   for (const auto* value : {&format, &version, &threads}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "rescore", value->status().message());
   }
   if (parsed->flags.contains("deblunder-threshold")) {
     config.mutable_deblunder()->set_threshold(*threshold);
     config.mutable_deblunder()->set_width(*width);
   } else if (parsed->flags.contains("deblunder-width")) {
-    return UsageError(err, "--deblunder-width needs --deblunder-threshold");
+    return UsageError(err, "rescore",
+                      "--deblunder-width needs --deblunder-threshold");
   }
   config.set_dtz_policy_boost(*boost);
   config.set_temperature(*temperature);
@@ -133,26 +129,27 @@ int RunRescoreCommand(const std::vector<std::string>& args, std::ostream& out,
   config.set_output_version(static_cast<uint32_t>(*version));
   absl::StatusOr<lc0::rescorer::RescoreOptions> options =
       lc0::RescoreOptionsOf(config);
-  if (!options.ok()) return UsageError(err, options.status().message());
+  if (!options.ok())
+    return UsageError(err, "rescore", options.status().message());
 
   const std::filesystem::path in_dir = parsed->positional[0];
   const std::filesystem::path out_dir = parsed->positional[1];
   std::error_code ec;
   if (!std::filesystem::is_directory(in_dir, ec)) {
     err << "sluice rescore: " << in_dir << " is not a directory\n";
-    return kFailure;
+    return kExitFailure;
   }
   std::filesystem::create_directories(out_dir, ec);
   if (ec || std::filesystem::equivalent(in_dir, out_dir, ec)) {
     err << "sluice rescore: cannot write to " << out_dir
         << (ec ? ": " + ec.message() : " (the input directory)") << "\n";
-    return kFailure;
+    return kExitFailure;
   }
   auto tables = lc0::chess::SyzygyTablebase::Load(
       {config.syzygy_paths().begin(), config.syzygy_paths().end()});
   if (!tables.ok()) {
     err << "sluice rescore: " << tables.status().message() << "\n";
-    return kFailure;
+    return kExitFailure;
   }
   out << absl::StrFormat("tables: %d WDL and %d DTZ files, up to %d pieces\n",
                          (*tables)->wdl_tables(), (*tables)->dtz_tables(),

@@ -12,7 +12,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRunUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
@@ -36,11 +36,6 @@ constexpr char kUsage[] =
     "                      checkpointed run would have produced next;\n"
     "                      resumable: nothing repeated or lost\n";
 
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice run: " << message << " (see sluice run --help)\n";
-  return 2;
-}
-
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
@@ -48,13 +43,13 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, WithMetricsFlags({"batches", "seconds", "metrics-json", "data",
                               "checkpoint", "checkpoint-every", "resume"}));
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok()) return UsageError(err, "run", parsed.status().message());
   if (parsed->help) {
-    out << kUsage << kMetricsFlagsUsage;
+    out << kRunUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() != 1) {
-    return UsageError(err, "expected exactly one CONFIG.textproto");
+    return UsageError(err, "run", "expected exactly one CONFIG.textproto");
   }
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   absl::StatusOr<int64_t> batches = IntFlag(*parsed, "batches", 0, 1, kMax);
@@ -62,13 +57,13 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> checkpoint_every =
       IntFlag(*parsed, "checkpoint-every", 0, 1, kMax);
   for (const auto* value : {&batches, &seconds, &checkpoint_every}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok()) return UsageError(err, "run", value->status().message());
   }
   absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
-  if (!metrics.ok()) return UsageError(err, metrics.status().message());
+  if (!metrics.ok()) return UsageError(err, "run", metrics.status().message());
   absl::StatusOr<DataLoaderConfig> config =
       ReadConfigFile(parsed->positional[0]);
-  if (!config.ok()) return UsageError(err, config.status().message());
+  if (!config.ok()) return UsageError(err, "run", config.status().message());
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);
   }
@@ -84,7 +79,7 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
   if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {
-    return UsageError(err, "--checkpoint-every needs --checkpoint FILE");
+    return UsageError(err, "run", "--checkpoint-every needs --checkpoint FILE");
   }
   if (auto json = parsed->flags.find("metrics-json");
       json != parsed->flags.end()) {
@@ -94,7 +89,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
       RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
     if (report.status().code() == absl::StatusCode::kInvalidArgument) {
-      return UsageError(err, NameMetricsFlags(report.status().message()));
+      return UsageError(err, "run",
+                        NameMetricsFlags(report.status().message()));
     }
     err << "sluice run: " << NameMetricsFlags(report.status().message())
         << "\n";

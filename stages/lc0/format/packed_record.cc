@@ -17,7 +17,7 @@ constexpr size_t kFixedBytes = kHeadBytes + kTailBytes;
 constexpr size_t kPairBytes = sizeof(uint16_t) + sizeof(float);
 // Beyond this many pairs, the whole policy is smaller.
 constexpr size_t kMaxPairs = kPolicyBytes / kPairBytes;
-constexpr uint32_t kMarkerBits = 0xBF800000u;  // -1.0f
+constexpr uint32_t kIllegalMoveBits = 0xBF800000u;  // -1.0f
 
 static_assert(kPolicySize < 0xFFFF);
 
@@ -90,7 +90,7 @@ PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
 
 void PackedRecord::Unpack(V6TrainingRecord* out) const {
   UnpackAllButPolicy(out);
-  FillPolicy(out, kMarkerBits);
+  FillPolicy(out, kIllegalMoveBits);
   ScatterPolicy(out);
 }
 
@@ -112,10 +112,10 @@ void PackedRecord::ScatterPolicy(V6TrainingRecord* out) const {
 
 void PackedRecord::RestoreMarkers(V6TrainingRecord* out) const {
   if (policy_entries_ == kWholePolicy) {
-    FillPolicy(out, kMarkerBits);
+    FillPolicy(out, kIllegalMoveBits);
     return;
   }
-  WriteEntries(out, reinterpret_cast<const std::byte*>(&kMarkerBits), 0);
+  WriteEntries(out, reinterpret_cast<const std::byte*>(&kIllegalMoveBits), 0);
 }
 
 void PackedRecord::WriteEntries(V6TrainingRecord* out, const std::byte* values,

@@ -101,9 +101,9 @@ void WriteDataset(const TempDir& dir) {
   }
 }
 
-std::string Config(const std::string& dir, const std::string& mode,
-                   uint64_t seed = 0, bool io_uring = true,
-                   const std::string& extra = "") {
+std::string RowsConfig(const std::string& dir, const std::string& mode,
+                       uint64_t seed = 0, bool io_uring = true,
+                       const std::string& extra = "") {
   return "worker_threads: 2 metrics_interval_seconds: 0.02 seed: " +
          std::to_string(seed) + (io_uring ? "" : " use_io_uring: false") +
          " stage { name: 'files' file_path_provider { directory: '" + dir +
@@ -115,7 +115,7 @@ std::string Config(const std::string& dir, const std::string& mode,
          extra + " } }";
 }
 
-std::optional<Example> Next(DataLoader& loader) {
+std::optional<Example> NextExample(DataLoader& loader) {
   auto result = loader.GetNextFor<Example>("", std::chrono::seconds(60));
   EXPECT_NE(result.kind, Channel<Example>::GetResult::Kind::kTimeout);
   return std::move(result.item);
@@ -147,7 +147,7 @@ void ExpectRowValues(const Example& example) {
 // the formula and its seed 0; their indexes in arrival order.
 std::vector<int64_t> EvalIndexes(DataLoader& loader) {
   std::vector<int64_t> indexes;
-  while (std::optional<Example> example = Next(loader)) {
+  while (std::optional<Example> example = NextExample(loader)) {
     ExpectRowValues(*example);
     EXPECT_EQ(Int64(*example, "seed"), 0);
     indexes.push_back(Int64(*example, "index"));
@@ -175,7 +175,7 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
   TempDir dir;
   WriteDataset(dir);
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 5, GetParam())));
+  loader.Configure(ParseConfig(RowsConfig(dir.path(), "EVAL", 5, GetParam())));
   loader.Start();
   EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(kTotalRows));
   loader.Stop();
@@ -210,7 +210,7 @@ TEST_P(ArrowSourceBackendTest, ManyFilesSurveyedAtOnceKeepTheirOrder) {
     first += rows;
   }
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(Config(dir.path(), "EVAL", 0, GetParam())));
+  loader.Configure(ParseConfig(RowsConfig(dir.path(), "EVAL", 0, GetParam())));
   loader.Start();
   EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(first));
   loader.Stop();
@@ -228,12 +228,12 @@ INSTANTIATE_TEST_SUITE_P(IoBackends, ArrowSourceBackendTest,
 std::vector<std::vector<std::pair<int64_t, int64_t>>> TrainPasses(
     const std::string& dir, uint64_t seed, int passes) {
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(Config(dir, "TRAIN", seed)));
+  loader.Configure(ParseConfig(RowsConfig(dir, "TRAIN", seed)));
   loader.Start();
   std::vector<std::vector<std::pair<int64_t, int64_t>>> result(passes);
   for (auto& pass : result) {
     for (int64_t n = 0; n < kTotalRows; ++n) {
-      std::optional<Example> example = Next(loader);
+      std::optional<Example> example = NextExample(loader);
       if (!example) {
         ADD_FAILURE() << "train ended";
         return result;
@@ -282,7 +282,7 @@ TEST(ArrowSourceTest, IndexIsStableWhateverTheDiscoveryOrder) {
   WriteArrowFile(dir / "a.arrow", 0, 3, 2);
   for (int run = 0; run < 2; ++run) {
     DataLoader loader(CreateStage);
-    loader.Configure(ParseConfig(Config(dir.path(), "EVAL")));
+    loader.Configure(ParseConfig(RowsConfig(dir.path(), "EVAL")));
     loader.Start();
     EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(10));
   }
@@ -294,9 +294,9 @@ TEST(ArrowSourceTest, ViewsKeepTheirBatchAliveAfterThePipelineIsGone) {
   std::vector<Example> kept;
   {
     DataLoader loader(CreateStage);
-    loader.Configure(ParseConfig(Config(dir.path(), "EVAL")));
+    loader.Configure(ParseConfig(RowsConfig(dir.path(), "EVAL")));
     loader.Start();
-    while (std::optional<Example> example = Next(loader)) {
+    while (std::optional<Example> example = NextExample(loader)) {
       kept.push_back(std::move(*example));
     }
     loader.Stop();
@@ -348,7 +348,7 @@ std::pair<std::vector<FlatRow>, std::map<std::string, uint64_t>> FlatRows(
       if (!got.item) break;
       for (FlatRow& row : Flatten(*got.item)) rows.push_back(std::move(row));
     } else {
-      std::optional<Example> example = Next(loader);
+      std::optional<Example> example = NextExample(loader);
       if (!example) break;
       rows.push_back(Flatten(*example));
     }
@@ -369,11 +369,12 @@ TEST(ArrowSourceTest, RowBlocksCarryTheSameRowsValuesAndSkipsAsExamples) {
   WriteArrowFile(dir / "a.arrow", 0, 10, 4, {.blob_row = 2, .label_row = 4});
   WriteArrowFile(dir / "b.arrow", 10, 13, 5);
   for (const char* mode : {"EVAL", "TRAIN"}) {
-    const auto [rows, skips] = FlatRows(
-        Config(dir.path(), mode, 7, true, "max_value_bytes: 16"), false, 40);
+    const auto [rows, skips] =
+        FlatRows(RowsConfig(dir.path(), mode, 7, true, "max_value_bytes: 16"),
+                 false, 40);
     const auto [block_rows, block_skips] =
-        FlatRows(Config(dir.path(), mode, 7, true,
-                        "max_value_bytes: 16 output: ROW_BLOCKS"),
+        FlatRows(RowsConfig(dir.path(), mode, 7, true,
+                            "max_value_bytes: 16 output: ROW_BLOCKS"),
                  true, 40);
     ASSERT_GE(rows.size(), 20u) << mode;
     EXPECT_EQ(block_rows, rows) << mode;
@@ -761,8 +762,8 @@ TEST(ArrowSourceTest, BadFilesAndRowsAreCountedAndGoodRowsFlow) {
     WriteFile(dir / "unsigned.arrow", t::MakeFile(schema, {batch}));
   }
   DataLoader loader(CreateStage);
-  loader.Configure(
-      ParseConfig(Config(dir.path(), "EVAL", 0, true, "max_value_bytes: 16")));
+  loader.Configure(ParseConfig(
+      RowsConfig(dir.path(), "EVAL", 0, true, "max_value_bytes: 16")));
   loader.Start();
   EXPECT_EQ(EvalIndexes(loader), (std::vector<int64_t>{0, 1, 3, 5, 7, 8, 9}));
   loader.Stop();
@@ -803,7 +804,7 @@ TEST(ArrowSourceTest, StreamFilesAreSurveyedFromTheirMetadata) {
       "} }"));
   loader.Start();
   std::vector<std::pair<int64_t, int32_t>> rows;
-  while (std::optional<Example> example = Next(loader)) {
+  while (std::optional<Example> example = NextExample(loader)) {
     const ExampleField* x = example->Find("x");
     ASSERT_NE(x, nullptr);
     EXPECT_EQ(x->dtype(), DType::kInt32);
@@ -819,9 +820,9 @@ TEST(ArrowSourceTest, StopWhileTrainingReturns) {
   TempDir dir;
   WriteDataset(dir);
   DataLoader loader(CreateStage);
-  loader.Configure(ParseConfig(Config(dir.path(), "TRAIN", 3)));
+  loader.Configure(ParseConfig(RowsConfig(dir.path(), "TRAIN", 3)));
   loader.Start();
-  ASSERT_TRUE(Next(loader).has_value());
+  ASSERT_TRUE(NextExample(loader).has_value());
   loader.Stop();  // the emitter is blocked on a full output
 }
 
