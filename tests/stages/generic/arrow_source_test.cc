@@ -420,9 +420,12 @@ TEST(ArrowSourceTest, RowBlocksFollowRecordBatchesOrBlockRows) {
   // One thread reads one block at a time; four read up to four at once
   // (readahead 8), or as many as `readahead` lets them (2 by default, 1),
   // delivered in row order all the same.
-  for (const auto& [threads, readahead] :
+  for (const auto& shape :
        {std::pair{"1", ""}, std::pair{"4", "readahead: 8"}, std::pair{"4", ""},
         std::pair{"2", "readahead: 1"}}) {
+    // Named copies: clang 14 lambdas cannot capture structured bindings.
+    const std::string threads = shape.first;
+    const std::string readahead = shape.second;
     SCOPED_TRACE(std::string(threads) + " " + readahead);
     const auto config = [&](const std::string& extra) {
       return std::string("worker_threads: ") + threads +
