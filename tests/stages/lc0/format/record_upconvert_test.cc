@@ -31,6 +31,8 @@ std::string Serialize(const V6TrainingRecord& rec, RecordVersion version) {
       // Version, then everything from probabilities on (no input_format).
       return std::string(bytes, 4) +
              std::string(bytes + 8, RecordSize(version) - 4);
+    case RecordVersion::kV7:  // written by the rescorer, never read here
+      break;
   }
   return "";
 }
