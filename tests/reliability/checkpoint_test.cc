@@ -269,9 +269,20 @@ TEST_F(Lc0CheckpointTest, ResumableTrainingRepeatsNoPositionWithinAPass) {
   std::sort(pass.begin(), pass.end());
   ASSERT_EQ(std::unique(pass.begin(), pass.end()), pass.end())
       << "the data set's positions must differ for this test";
-  const size_t batches = (pass.size() - 1500) / 64;  // reservoir 1500
-  ASSERT_GT(batches, 12u);
   DataLoaderConfig config = Config(Pass::kTrain);
+  uint64_t reservoir = 0, batch_size = 0;
+  for (const StageConfig& stage : config.stage()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      reservoir = stage.shuffling_frame_sampler().reservoir_size();
+    }
+    if (stage.has_tensor_generator()) {
+      batch_size = stage.tensor_generator().batch_size();
+    }
+  }
+  ASSERT_GT(pass.size(), reservoir);
+  ASSERT_GT(batch_size, 0u);
+  const size_t batches = (pass.size() - reservoir) / batch_size;
+  ASSERT_GT(batches, 12u);
   config.set_deterministic(false);
   config.set_resumable(true);
   for (StageConfig& stage : *config.mutable_stage()) {
@@ -289,7 +300,7 @@ TEST_F(Lc0CheckpointTest, ResumableTrainingRepeatsNoPositionWithinAPass) {
   RunningLoader resumed(config, &checkpoint);
   const std::vector<uint64_t> rest = resumed.TakeRows(batches - batches / 3);
   rows.insert(rows.end(), rest.begin(), rest.end());
-  ASSERT_EQ(rows.size(), batches * 64);
+  ASSERT_EQ(rows.size(), batches * batch_size);
   std::sort(rows.begin(), rows.end());
   EXPECT_EQ(std::unique(rows.begin(), rows.end()), rows.end());
   EXPECT_TRUE(

@@ -6,12 +6,16 @@
 #include "stages/lc0/default_pipeline.h"
 #include "tests/reliability/batch_hashes.h"
 #include "tests/reliability/data_set.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::testing {
 namespace {
 
-constexpr int kLc0Games = 60;
-constexpr int kLc0GamesPerTar = 20;
+// Under ThreadSanitizer lc0 runs on a third of the games, with the window
+// and the reservoir to match.
+constexpr int kLc0GamesPerTar = UnlessThreadSanitizer(20, 7);
+constexpr int kLc0Games = 3 * kLc0GamesPerTar;
+constexpr uint64_t kLc0ChunkPool = 2 * kLc0GamesPerTar;  // two tars' worth
 
 void WriteLc0(const std::string& dir) {
   lc0::testing::WriteDataSet(5, {.mode = lc0::OutputMode::kTar,
@@ -26,9 +30,9 @@ DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
        .mode = pass == Pass::kEval ? lc0::PipelineMode::kEval
                                    : lc0::PipelineMode::kTrain,
        .batch_size = 64,
-       .chunk_pool_size = 40,
-       .reservoir_size = 1500,
-       .min_fill = 500,
+       .chunk_pool_size = kLc0ChunkPool,
+       .reservoir_size = UnlessThreadSanitizer<uint64_t>(1500, 600),
+       .min_fill = UnlessThreadSanitizer<uint64_t>(500, 200),
        .seed = 3});
   EXPECT_TRUE(config.ok()) << config.status();
   config->set_deterministic(true);
@@ -74,7 +78,7 @@ CheckpointWorkload Lc0Workload() {
   return {.name = "lc0",
           .write = WriteLc0,
           .config = Lc0Config,
-          .train_batches = 50};
+          .train_batches = UnlessThreadSanitizer<size_t>(50, 20)};
 }
 
 CheckpointWorkload AudioWorkload() {
