@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
+#include "stages/lc0/format/data_generator.h"
 #include "stages/stage_factory.h"
 #include "tests/reliability/batch_hashes.h"
 #include "tests/reliability/data_set.h"
@@ -39,10 +40,13 @@ class Lc0DeterminismTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
-    lc0::testing::WriteDataSet(7, {.mode = lc0::OutputMode::kTar,
-                                   .dir = dir_->path(),
-                                   .games = 3 * kLc0GamesPerTar,
-                                   .games_per_tar = kLc0GamesPerTar});
+    const absl::StatusOr<lc0::GeneratedFiles> written =
+        lc0::WriteGames({.seed = 7, .version = 6, .input_format = 1},
+                        {.mode = lc0::OutputMode::kTar,
+                         .dir = dir_->path(),
+                         .games = 3 * kLc0GamesPerTar,
+                         .games_per_tar = kLc0GamesPerTar});
+    ASSERT_TRUE(written.ok()) << written.status();
   }
   static void TearDownTestSuite() { delete dir_; }
 
@@ -160,8 +164,8 @@ TEST(RankConfigTest, RankMustBeBelowWorldSizeAndSomeStageMustShard) {
   }
 }
 
-// Under ThreadSanitizer the audio tests run on half the clips with a
-// shuffle buffer to match, and take fewer train batches.
+// Under ThreadSanitizer the audio tests run on half the clips in batches
+// of 8 with a shuffle buffer to match, and take fewer train batches.
 constexpr int64_t kAudioClips = UnlessThreadSanitizer<int64_t>(120, 60);
 constexpr uint64_t kAudioShuffleBuffer = UnlessThreadSanitizer(64, 32);
 constexpr size_t kAudioTrainBatches = UnlessThreadSanitizer<size_t>(20, 10);
@@ -187,7 +191,7 @@ class AudioDeterminismTest : public ::testing::Test {
                              .mode = mode,
                              .clip_seconds = 0.25,
                              .n_mels = 16,
-                             .batch_size = 16,
+                             .batch_size = UnlessThreadSanitizer(16u, 8u),
                              .shuffle_buffer = kAudioShuffleBuffer,
                              .min_fill = 16,
                              .seed = 3});
