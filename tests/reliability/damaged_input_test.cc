@@ -21,6 +21,7 @@
 #include "tests/reliability/data_set.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -34,12 +35,17 @@ using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
+using ::sluice::testing::UnlessThreadSanitizer;
 
-// 30 games in 3 tars (seed 5) and 4 loose games (seed 6) in `dir`.
+// Games per tar of the data sets: fewer under ThreadSanitizer.
+constexpr int kGamesPerTar = UnlessThreadSanitizer(10, 4);
+
+// 3 tars of kGamesPerTar games (seed 5) and 4 loose games (seed 6) in `dir`.
 DataSet WriteMixedDataSet(const std::string& dir) {
-  DataSet set = WriteDataSet(
-      5,
-      {.mode = OutputMode::kTar, .dir = dir, .games = 30, .games_per_tar = 10});
+  DataSet set = WriteDataSet(5, {.mode = OutputMode::kTar,
+                                 .dir = dir,
+                                 .games = 3 * kGamesPerTar,
+                                 .games_per_tar = kGamesPerTar});
   DataSet loose =
       WriteDataSet(6, {.mode = OutputMode::kLoose, .dir = dir, .games = 4});
   set.paths.insert(set.paths.end(), loose.paths.begin(), loose.paths.end());
@@ -59,15 +65,18 @@ uint64_t Skipped(DataLoader& loader, const std::string& name,
   return 0;
 }
 
-// The training example with small buffers and frequent metrics.
+// The training example with small buffers (smaller under ThreadSanitizer,
+// to match the data sets) and frequent metrics.
 DataLoaderConfig SmallTrainConfig(const std::string& dir) {
   DataLoaderConfig config = ExampleConfig("lc0_train", dir);
   config.set_worker_threads(2);
   config.set_metrics_interval_seconds(0.05);
   for (StageConfig& stage : *config.mutable_stage()) {
     if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(4000);
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(1000);
+      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
+          UnlessThreadSanitizer(4000, 1600));
+      stage.mutable_shuffling_frame_sampler()->set_min_fill(
+          UnlessThreadSanitizer(1000, 400));
     }
     if (stage.has_tensor_generator()) {
       stage.mutable_tensor_generator()->set_batch_size(256);
@@ -97,8 +106,8 @@ TEST(DamagedInputTest, TrainingGoesOnWhenFilesAreDeletedTruncatedOrReplaced) {
   const std::string replacement = dir / "replacement";
   WriteDataSet(7, {.mode = OutputMode::kTar,
                    .dir = replacement,
-                   .games = 10,
-                   .games_per_tar = 10});
+                   .games = kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   std::filesystem::rename(
       std::filesystem::directory_iterator(replacement)->path(), set.paths[2]);
   std::filesystem::remove(set.paths[3]);  // the first loose game
@@ -120,8 +129,8 @@ TEST(DamagedInputTest, TrainingGoesOnWhenWatchedDirectoriesAreRemoved) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir / "data",
-                   .games = 20,
-                   .games_per_tar = 10});
+                   .games = 2 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   // A directory without chunk files (the pool keeps chunk files open, and
   // an open file pins its removed directory until it is closed).
   std::filesystem::create_directory(dir / "doomed");

@@ -19,6 +19,7 @@
 #include "tests/reliability/data_set.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -29,16 +30,23 @@ using ::sluice::lc0::testing::ResidentBytes;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
+using ::sluice::testing::UnlessThreadSanitizer;
 
-// The training example over `dir` with a small reservoir and batches.
+// Games per tar of the data sets: fewer under ThreadSanitizer.
+constexpr int kGamesPerTar = UnlessThreadSanitizer(10, 4);
+
+// The training example over `dir` with a small reservoir (smaller under
+// ThreadSanitizer, to match the data sets) and batches.
 DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size) {
   DataLoaderConfig config = ExampleConfig("lc0_train", dir);
   config.set_worker_threads(2);
   config.set_metrics_interval_seconds(0.05);
   for (StageConfig& stage : *config.mutable_stage()) {
     if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(4000);
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(1000);
+      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
+          UnlessThreadSanitizer(4000, 1600));
+      stage.mutable_shuffling_frame_sampler()->set_min_fill(
+          UnlessThreadSanitizer(1000, 400));
     }
     if (stage.has_tensor_generator()) {
       stage.mutable_tensor_generator()->set_batch_size(batch_size);
@@ -84,8 +92,8 @@ TEST(ShutdownTest, StopRacingGetNextFromSeveralThreadsAlwaysReturns) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir.path(),
-                   .games = 20,
-                   .games_per_tar = 10});
+                   .games = 2 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   const DataLoaderConfig config = SmallTrainConfig(dir.path(), 64);
   for (int round = 0; round < 20; ++round) {
     DataLoader loader(CreateStage);
@@ -161,8 +169,8 @@ TEST(ShutdownTest, AStalledConsumerLeavesQueuesAndMemoryBounded) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir.path(),
-                   .games = 60,
-                   .games_per_tar = 10});
+                   .games = 6 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   const DataLoaderConfig config = SmallTrainConfig(dir.path(), 256);
   const uint64_t bound = TrainMemoryBound(config);
   const uint64_t before = ResidentBytes();
