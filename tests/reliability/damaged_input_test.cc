@@ -31,14 +31,12 @@ using ::sluice::lc0::testing::CountPositions;
 using ::sluice::lc0::testing::DataSet;
 using ::sluice::lc0::testing::ExampleConfig;
 using ::sluice::lc0::testing::HashCounts;
+using ::sluice::lc0::testing::kGamesPerTar;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
 using ::sluice::testing::UnlessThreadSanitizer;
-
-// Games per tar of the data sets: fewer under ThreadSanitizer.
-constexpr int kGamesPerTar = UnlessThreadSanitizer(10, 4);
 
 // 3 tars of kGamesPerTar games (seed 5) and 4 loose games (seed 6) in `dir`.
 DataSet WriteMixedDataSet(const std::string& dir) {

@@ -10,8 +10,14 @@
 
 #include "engine/data_loader.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0::testing {
+
+// Games per tar of the damaged-input and shutdown tests' data sets: fewer
+// under ThreadSanitizer.
+inline constexpr int kGamesPerTar =
+    ::sluice::testing::UnlessThreadSanitizer(10, 4);
 
 // How many times each position hash occurs (see PositionHash).
 using HashCounts = std::map<uint64_t, int>;

@@ -25,15 +25,13 @@ namespace sluice::lc0 {
 namespace {
 
 using ::sluice::lc0::testing::ExampleConfig;
+using ::sluice::lc0::testing::kGamesPerTar;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::ResidentBytes;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
 using ::sluice::testing::UnlessThreadSanitizer;
-
-// Games per tar of the data sets: fewer under ThreadSanitizer.
-constexpr int kGamesPerTar = UnlessThreadSanitizer(10, 4);
 
 // The training example over `dir` with a small reservoir (smaller under
 // ThreadSanitizer, to match the data sets) and batches.
