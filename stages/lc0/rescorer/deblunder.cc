@@ -4,8 +4,7 @@
 
 namespace sluice::lc0::rescorer {
 
-void Deblunder(const GameReplay& replay,
-               const chess::SyzygyTablebase& tablebase,
+void Deblunder(GameProbes& probes,
                const RescoreOptions& options,
                std::span<V6TrainingRecord> records, RescoreCounts* counts) {
   const int n = static_cast<int>(records.size());
@@ -13,7 +12,7 @@ void Deblunder(const GameReplay& replay,
   // Start before the first position in tablebase range.
   int start = n - 1;
   for (int k = 1; k < n; ++k) {
-    if (tablebase.CanProbe(replay.positions[k])) {
+    if (probes.CanProbe(k)) {
       start = k - 1;
       break;
     }

@@ -9,17 +9,15 @@
 
 #include <span>
 
-#include "stages/lc0/chess/syzygy_tablebase.h"
 #include "stages/lc0/format/training_record.h"
-#include "stages/lc0/rescorer/game_replay.h"
+#include "stages/lc0/rescorer/game_probes.h"
 #include "stages/lc0/rescorer/rescore_options.h"
 
 namespace sluice::lc0::rescorer {
 
 // Rewrites result_q, result_d and plies_left as lc0 does. Nothing happens
 // when the last record has no visits (data without search values).
-void Deblunder(const GameReplay& replay,
-               const chess::SyzygyTablebase& tablebase,
+void Deblunder(GameProbes& probes,
                const RescoreOptions& options,
                std::span<V6TrainingRecord> records, RescoreCounts* counts);
 

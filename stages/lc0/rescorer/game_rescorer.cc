@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 #include "stages/lc0/format/record_upconvert.h"
@@ -34,6 +36,20 @@ void UpgradeAsLc0(V6TrainingRecord& record) {
   record.played_idx = record.best_idx = 0;
   record.policy_kld = 0;
   record.reserved = 0;
+}
+
+// This thread's scratch space for the `n` records of one game, contents
+// unset. A game's records are rescored in place; a fresh megabyte per game
+// would cost more in page faults and zeroing than the rescoring. Rescore
+// never waits, so one buffer per thread serves one game at a time.
+std::span<V6TrainingRecord> ScratchRecords(size_t n) {
+  thread_local std::unique_ptr<V6TrainingRecord[]> records;
+  thread_local size_t capacity = 0;
+  if (capacity < n) {
+    records.reset(new V6TrainingRecord[n]);  // default-initialised: not zeroed
+    capacity = n;
+  }
+  return {records.get(), n};
 }
 
 }  // namespace
@@ -84,7 +100,7 @@ std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
                                " records of ", record_size));
   }
   const size_t n = records.size() / record_size;
-  std::vector<V6TrainingRecord> game(n);
+  const std::span<V6TrainingRecord> game = ScratchRecords(n);
   std::vector<V7Tail> tails;
   for (size_t i = 0; i < n; ++i) {
     const std::string_view bytes = records.substr(i * record_size, record_size);
@@ -96,6 +112,7 @@ std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
                                  ", record 0 ", version));
     }
     if (version <= 5) {
+      std::memset(&game[i], 0, sizeof(V6TrainingRecord));
       UpconvertToV6(bytes, static_cast<RecordVersion>(version), &game[i]);
       UpgradeAsLc0(game[i]);
       continue;
@@ -110,7 +127,7 @@ std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
 }
 
 std::optional<Rejection> GameRescorer::RescoreRecords(
-    std::vector<V6TrainingRecord>& game, const std::vector<V7Tail>* v7_tails,
+    std::span<V6TrainingRecord> game, const std::vector<V7Tail>* v7_tails,
     std::string* out, RescoreCounts* counts) const {
   const int n = static_cast<int>(game.size());
   if (n == 0) return Refuse("empty_file", "no records");
@@ -141,16 +158,17 @@ std::optional<Rejection> GameRescorer::RescoreRecords(
   }
   RescoreCounts local;
   const chess::SyzygyTablebase& tablebase = *tablebase_;
+  GameProbes probes(replay, tablebase);
   if (std::optional<Rejection> rejection =
-          RescoreResults(replay, tablebase, game, &local)) {
+          RescoreResults(probes, game, &local)) {
     return rejection;
   }
   if (AdjustsPolicy(options_)) {
     AdjustPolicies(replay, tablebase, options_, game, &local);
   }
   FillMissingPliesLeft(game);
-  CorrectPliesLeftByDtz(replay, tablebase, game);
-  if (options_.deblunder) Deblunder(replay, tablebase, options_, game, &local);
+  CorrectPliesLeftByDtz(probes, game);
+  if (options_.deblunder) Deblunder(probes, options_, game, &local);
   if (options_.new_input_format >= 0) {
     ConvertInputFormat(replay, options_.new_input_format, game);
   }

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +44,8 @@ class GameRescorer {
 
   // The same on records already in the V6 layout (V7 records' first 8356
   // bytes; version 7 keeps its tail from `v7_tails` when given).
-  std::optional<Rejection> RescoreRecords(std::vector<V6TrainingRecord>& game,
+  // The records are rewritten in place.
+  std::optional<Rejection> RescoreRecords(std::span<V6TrainingRecord> game,
                                           const std::vector<V7Tail>* v7_tails,
                                           std::string* out,
                                           RescoreCounts* counts) const;

@@ -1,5 +1,6 @@
 #include "stages/lc0/rescorer/record_checks.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -66,11 +67,24 @@ std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
   if (!In(record.result_q, -1, 1)) return RangeViolation(index, "result_q");
   if (!(record.result_d >= 0)) return RangeViolation(index, "result_d");
   if (record.rule50_count > 100) return RangeViolation(index, "rule50_count");
+  // Most entries are -1 (illegal moves): a block of eight of them is passed
+  // over with one comparison. The legal ones are summed in order, as lc0
+  // sums them, so that the rounding is the same.
+  static constexpr float kIllegalBlock[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   float sum = 0;
-  for (const float p : record.probabilities) {
-    if (std::isnan(p) || p == -1.0f) continue;
-    if (!In(p, 0, 1)) return RangeViolation(index, "probabilities");
-    sum += p;
+  for (int block = 0; block < kPolicySize; block += 8) {
+    const int end = std::min(block + 8, kPolicySize);
+    if (end - block == 8 && std::memcmp(&record.probabilities[block],
+                                        kIllegalBlock,
+                                        sizeof(kIllegalBlock)) == 0) {
+      continue;
+    }
+    for (int i = block; i < end; ++i) {
+      const float p = record.probabilities[i];
+      if (std::isnan(p) || p == -1.0f) continue;
+      if (!In(p, 0, 1)) return RangeViolation(index, "probabilities");
+      sum += p;
+    }
   }
   if (!In(sum, 0.99f, 1.01f)) {
     return Rejection{.reason = "probability_sum_error",

@@ -8,7 +8,6 @@
 namespace sluice::lc0::rescorer {
 namespace {
 
-using chess::SyzygyTablebase;
 using chess::Wdl;
 
 // Writes score s: result_q = s, result_d = 1 for a draw, else 0.
@@ -23,17 +22,15 @@ int WdlScore(Wdl wdl) {
   return wdl == Wdl::kWin ? 1 : wdl == Wdl::kLoss ? -1 : 0;
 }
 
-std::optional<Rejection> RescoreResults(const GameReplay& replay,
-                                        const SyzygyTablebase& tablebase,
+std::optional<Rejection> RescoreResults(GameProbes& probes,
                                         std::span<V6TrainingRecord> records,
                                         RescoreCounts* counts) {
+  const GameReplay& replay = probes.replay();
   const int n = static_cast<int>(records.size());
   // The WDL score of each record's position, probed once (record 0 never).
   std::vector<std::optional<int>> scores(n);
   for (int k = 1; k < n; ++k) {
-    if (!tablebase.CanProbe(replay.positions[k])) continue;
-    if (const std::optional<Wdl> wdl =
-            tablebase.ProbeWdl(replay.positions[k])) {
+    if (const std::optional<Wdl> wdl = probes.Wdl(k)) {
       scores[k] = WdlScore(*wdl);
       ++counts->positions_probed;
     }
@@ -66,7 +63,7 @@ std::optional<Rejection> RescoreResults(const GameReplay& replay,
     bool proven = false;
     if (old_result != score && score != 0 &&
         replay.NoRepetitionWithinRule50(k)) {
-      const std::optional<int> dtz = tablebase.ProbeDtz(replay.positions[k]);
+      const std::optional<int> dtz = probes.Dtz(k);
       if (dtz && rule50 + std::abs(*dtz) < 99) {
         result = score;
         proven = true;
@@ -74,7 +71,7 @@ std::optional<Rejection> RescoreResults(const GameReplay& replay,
       }
     }
     if (!proven && old_result != 0 && score != 0) {
-      const std::optional<int> dtz = tablebase.ProbeDtz(replay.positions[k]);
+      const std::optional<int> dtz = probes.Dtz(k);
       if (dtz && rule50 + std::abs(*dtz) > 101) {
         result = 0;
         ++counts->dtz_decisions;
@@ -94,8 +91,7 @@ void FillMissingPliesLeft(std::span<V6TrainingRecord> records) {
   }
 }
 
-void CorrectPliesLeftByDtz(const GameReplay& replay,
-                           const SyzygyTablebase& tablebase,
+void CorrectPliesLeftByDtz(GameProbes& probes,
                            std::span<V6TrainingRecord> records) {
   bool all_draws = true;
   for (const V6TrainingRecord& record : records) {
@@ -107,15 +103,15 @@ void CorrectPliesLeftByDtz(const GameReplay& replay,
   if (all_draws) return;
   const int n = static_cast<int>(records.size());
   for (int k = 1; k < n; ++k) {
-    const chess::Position& position = replay.positions[k];
+    const chess::Position& position = probes.replay().positions[k];
     if (position.has_castling_rights() || position.piece_count() > 3 ||
         position.pieces(chess::kPawn) != 0) {
       continue;
     }
-    const std::optional<Wdl> wdl = tablebase.ProbeWdl(position);
+    const std::optional<Wdl> wdl = probes.Wdl(k);
     if (!wdl || (*wdl != Wdl::kWin && *wdl != Wdl::kLoss)) continue;
-    if (!replay.NoRepetitionWithinRule50(k)) continue;
-    const std::optional<int> dtz = tablebase.ProbeDtz(position);
+    if (!probes.replay().NoRepetitionWithinRule50(k)) continue;
+    const std::optional<int> dtz = probes.Dtz(k);
     if (!dtz) continue;
     const int distance = std::abs(*dtz);
     if (position.rule50() + distance >= 99) continue;

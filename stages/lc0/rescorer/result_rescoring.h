@@ -9,7 +9,7 @@
 
 #include "stages/lc0/chess/syzygy_tablebase.h"
 #include "stages/lc0/format/training_record.h"
-#include "stages/lc0/rescorer/game_replay.h"
+#include "stages/lc0/rescorer/game_probes.h"
 #include "stages/lc0/rescorer/rescore_options.h"
 
 namespace sluice::lc0::rescorer {
@@ -22,8 +22,7 @@ namespace sluice::lc0::rescorer {
 // DTZ proves it reachable in time without repetitions, and is a draw
 // otherwise. Record 0 is never probed. Rejects a game whose results read
 // are not -1, 0 or 1 (range_violation).
-std::optional<Rejection> RescoreResults(const GameReplay& replay,
-                                        const chess::SyzygyTablebase& tablebase,
+std::optional<Rejection> RescoreResults(GameProbes& probes,
                                         std::span<V6TrainingRecord> records,
                                         RescoreCounts* counts);
 
@@ -35,8 +34,7 @@ void FillMissingPliesLeft(std::span<V6TrainingRecord> records);
 // whose DTZ fits the fifty-move rule (and has no repetition within it) gets
 // plies_left = |dtz|, and when rule50 = 0 every earlier record j gets
 // |dtz| + k - j.
-void CorrectPliesLeftByDtz(const GameReplay& replay,
-                           const chess::SyzygyTablebase& tablebase,
+void CorrectPliesLeftByDtz(GameProbes& probes,
                            std::span<V6TrainingRecord> records);
 
 // The WDL value lc0 uses: win +1, loss -1, anything else 0.
