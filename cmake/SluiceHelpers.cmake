@@ -89,9 +89,13 @@ endfunction()
 # Settings every googletest binary compiles with, the target of the tests'
 # precompiled header included. A release build compiles the tests' own
 # code at -O1 (the libraries they test stay at -O3): a third less compile
-# time for code that only drives the libraries.
+# time for code that only drives the libraries. SLUICE_TEST_COMPILE_OPTIONS
+# come last (the sanitizer builds of scripts/test.sh pass -O0). Test support
+# libraries (tests/testing, data sets) keep the build type's flags: they
+# generate and hash data that many tests share.
 function(sluice_test_compile_settings target)
-  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>
+    ${SLUICE_TEST_COMPILE_OPTIONS})
   if(SLUICE_HAVE_LLD)
     target_link_options(${target} PRIVATE -fuse-ld=lld)
   endif()

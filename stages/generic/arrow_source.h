@@ -137,6 +137,9 @@ class ArrowSource final : public Stage {
   bool ShardsByRank() const override { return true; }
   void PrepareCheckpoints() override;
   void Acknowledge(uint64_t consumed) override;
+  // Resumed and acknowledged by cursor: {position = file read, ordinal =
+  // row of the file}.
+  ResumeUnit resume_unit() const override { return ResumeUnit::kCursors; }
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;

@@ -205,11 +205,12 @@ asio::awaitable<void> Batcher::Run() {
   std::optional<TypedBatch> open;
   size_t filled = 0;
   size_t since_yield = 0;
-  uint64_t taken = 0;  // examples taken in (for checkpoints)
+  BatchEnd taken;  // in the input so far (for checkpoints)
   while (co_await input_->ReceiveSome(examples, kExamplesPerReceive,
                                       load_meter())) {
     for (const Example& example : examples) {
-      ++taken;
+      ++taken.taken;
+      taken.last = CheckpointCursor(example);
       if (!Match(example)) continue;
       if (!open) open = NewBatch();
       CopyInto(*open, filled);
@@ -237,17 +238,26 @@ asio::awaitable<void> Batcher::Run() {
   co_await Emit(std::move(*last));
 }
 
-void Batcher::LogBatchEnd(uint64_t taken) {
+void Batcher::LogBatchEnd(const BatchEnd& end) {
   if (!log_batches_) return;
   std::lock_guard lock(log_mu_);
-  batch_ends_.push_back(taken);
+  batch_ends_.push_back(end);
+}
+
+ResumeRequest Batcher::RequestAfter(const BatchEnd& end) const {
+  if (upstream() != nullptr &&
+      upstream()->resume_unit() == ResumeUnit::kCursors) {
+    return ResumeRequest{.from = end.last.position,
+                         .skip = end.last.ordinal + 1};
+  }
+  return ResumeRequest{.from = end.taken};
 }
 
 void Batcher::PrepareCheckpoints() { log_batches_ = input_ != nullptr; }
 
 void Batcher::Acknowledge(uint64_t consumed) {
   if (consumed == 0 || !log_batches_) return;
-  uint64_t examples;
+  ResumeRequest done;
   {
     std::lock_guard lock(log_mu_);
     // Batch consumed - 1's end is kept: SaveCheckpoint(consumed) needs it.
@@ -256,9 +266,10 @@ void Batcher::Acknowledge(uint64_t consumed) {
       ++batch_log_base_;
     }
     if (batch_log_base_ + 1 != consumed || batch_ends_.empty()) return;
-    examples = batch_ends_.front();
+    done = RequestAfter(batch_ends_.front());
   }
-  if (upstream() != nullptr) upstream()->Acknowledge(examples);
+  // A cursor's group is still needed (its items from `skip` on).
+  if (upstream() != nullptr) upstream()->Acknowledge(done.from);
 }
 
 absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
@@ -276,7 +287,7 @@ absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
     return absl::InternalError(absl::StrCat("stage '", name(), "': batch ",
                                             last, " is no longer logged"));
   }
-  return ResumeRequest{.from = batch_ends_[last - batch_log_base_]};
+  return RequestAfter(batch_ends_[last - batch_log_base_]);
 }
 
 absl::Status Batcher::RestoreCheckpoint(const std::string& state) {

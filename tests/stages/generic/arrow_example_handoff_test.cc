@@ -2,7 +2,8 @@
 // 64 rows of one record batch under one lock): record batches shorter and
 // longer than a group and skipped rows at group edges lose or repeat no
 // row; a checkpoint taken while groups are in flight resumes with the
-// batches that followed; a stop while a group is half sent returns.
+// batches that followed, with a shuffle buffer or the batcher right after
+// the source; a stop while a group is half sent returns.
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -77,15 +78,28 @@ std::string SourceConfig(const TempDir& dir, const std::string& mode,
          mode + " column { name: 'label' } } }";
 }
 
-// The source, a shuffle buffer and a batcher of batches of 10 rows of
-// index and label, deterministic (checkpoints name the source's rows).
+// A batcher of batches of 10 rows of index and label, taking `input`.
+std::string BatcherConfig(const std::string& input) {
+  return " stage { name: 'batches' input: '" + input +
+         "' batcher { batch_size: 10 last_batch: KEEP"
+         " field { name: 'index' dtype: 'int64' }"
+         " field { name: 'label' dtype: 'int64' } } }";
+}
+
+// The source, a shuffle buffer and the batcher, deterministic (checkpoints
+// name the source's rows).
 std::string ShuffledConfig(const TempDir& dir, const std::string& mode) {
   return SourceConfig(dir, mode, "deterministic: true") +
          " stage { name: 'shuffled' input: 'rows' shuffle_buffer { size: 100"
-         " min_fill: 30 } }"
-         " stage { name: 'batches' input: 'shuffled' batcher { batch_size: 10"
-         " last_batch: KEEP field { name: 'index' dtype: 'int64' }"
-         " field { name: 'label' dtype: 'int64' } } }";
+         " min_fill: 30 } }" +
+         BatcherConfig("shuffled");
+}
+
+// The source straight into the batcher, deterministic (checkpoints resume
+// the source at the row after each batch's last).
+std::string DirectConfig(const TempDir& dir, const std::string& mode) {
+  return SourceConfig(dir, mode, "deterministic: true") +
+         BatcherConfig("rows");
 }
 
 // The index column of the next `batches` batches (all: 0), each checked
@@ -131,48 +145,62 @@ TEST(ArrowExampleHandOffTest, GroupEdgesLoseAndRepeatNoRow) {
   EXPECT_EQ(totals.skipped(0).count(), std::size(kNullRows));
 }
 
+// Checkpoints `config` after 7 and after 13 batches (inside groups of the
+// source) and expects each resumed run to yield the batches that followed
+// in an uninterrupted one; a TRAIN run crosses into a second pass.
+void ExpectResumesWhereItWas(const DataLoaderConfig& config,
+                             const std::string& mode, size_t rows) {
+  const size_t total = mode == "EVAL" ? 0 : rows / 10 + 20;
+  std::vector<int64_t> reference;
+  {
+    DataLoader loader(CreateStage);
+    loader.Configure(config);
+    loader.Start();
+    reference = TakeIndexes(loader, total);
+    loader.Stop();
+  }
+  if (mode == "EVAL") {
+    ASSERT_EQ(reference.size(), rows);
+  }
+  for (size_t cut : {7, 13}) {
+    const std::vector<int64_t> before(reference.begin(),
+                                      reference.begin() + 10 * cut);
+    const std::vector<int64_t> after(reference.begin() + 10 * cut,
+                                     reference.end());
+    std::string checkpoint;
+    {
+      DataLoader first(CreateStage);
+      first.Configure(config);
+      first.Start();
+      ASSERT_EQ(TakeIndexes(first, cut), before) << mode;
+      checkpoint = first.Checkpoint();
+      TakeIndexes(first, 2);  // batches after the checkpoint change nothing
+      first.Stop();
+    }
+    DataLoader resumed(CreateStage);
+    resumed.Configure(config);
+    resumed.Resume(checkpoint);
+    resumed.Start();
+    EXPECT_EQ(TakeIndexes(resumed, total == 0 ? 0 : total - cut), after)
+        << mode << ", cut after batch " << cut;
+    resumed.Stop();
+  }
+}
+
 TEST(ArrowExampleHandOffTest, ACheckpointInsideAGroupResumesWhereItWas) {
   TempDir dir;
   const size_t rows = GoodRows(WriteFile(dir)).size();
   for (const std::string mode : {"EVAL", "TRAIN"}) {
-    const DataLoaderConfig config = ParseConfig(ShuffledConfig(dir, mode));
-    // A train run crosses into a second pass.
-    const size_t total = mode == "EVAL" ? 0 : rows / 10 + 20;
-    std::vector<int64_t> reference;
-    {
-      DataLoader loader(CreateStage);
-      loader.Configure(config);
-      loader.Start();
-      reference = TakeIndexes(loader, total);
-      loader.Stop();
-    }
-    if (mode == "EVAL") {
-      ASSERT_EQ(reference.size(), rows);
-    }
-    // Cuts after 70 and 130 rows: inside groups of the source.
-    for (size_t cut : {7, 13}) {
-      const std::vector<int64_t> before(reference.begin(),
-                                        reference.begin() + 10 * cut);
-      const std::vector<int64_t> after(reference.begin() + 10 * cut,
-                                       reference.end());
-      std::string checkpoint;
-      {
-        DataLoader first(CreateStage);
-        first.Configure(config);
-        first.Start();
-        ASSERT_EQ(TakeIndexes(first, cut), before) << mode;
-        checkpoint = first.Checkpoint();
-        TakeIndexes(first, 2);  // batches after the checkpoint change nothing
-        first.Stop();
-      }
-      DataLoader resumed(CreateStage);
-      resumed.Configure(config);
-      resumed.Resume(checkpoint);
-      resumed.Start();
-      EXPECT_EQ(TakeIndexes(resumed, total == 0 ? 0 : total - cut), after)
-          << mode << ", cut after batch " << cut;
-      resumed.Stop();
-    }
+    ExpectResumesWhereItWas(ParseConfig(ShuffledConfig(dir, mode)), mode,
+                            rows);
+  }
+}
+
+TEST(ArrowExampleHandOffTest, ABatcherRightAfterTheSourceResumesWhereItWas) {
+  TempDir dir;
+  const size_t rows = GoodRows(WriteFile(dir)).size();
+  for (const std::string mode : {"EVAL", "TRAIN"}) {
+    ExpectResumesWhereItWas(ParseConfig(DirectConfig(dir, mode)), mode, rows);
   }
 }
 
