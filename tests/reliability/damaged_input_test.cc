@@ -21,7 +21,6 @@
 #include "tests/reliability/data_set.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
-#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -32,11 +31,11 @@ using ::sluice::lc0::testing::DataSet;
 using ::sluice::lc0::testing::ExampleConfig;
 using ::sluice::lc0::testing::HashCounts;
 using ::sluice::lc0::testing::kGamesPerTar;
+using ::sluice::lc0::testing::SmallTrainConfig;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
-using ::sluice::testing::UnlessThreadSanitizer;
 
 // 3 tars of kGamesPerTar games (seed 5) and 4 loose games (seed 6) in `dir`.
 DataSet WriteMixedDataSet(const std::string& dir) {
@@ -63,26 +62,6 @@ uint64_t Skipped(DataLoader& loader, const std::string& name,
   return 0;
 }
 
-// The training example with small buffers (smaller under ThreadSanitizer,
-// to match the data sets) and frequent metrics.
-DataLoaderConfig SmallTrainConfig(const std::string& dir) {
-  DataLoaderConfig config = ExampleConfig("lc0_train", dir);
-  config.set_worker_threads(2);
-  config.set_metrics_interval_seconds(0.05);
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
-          UnlessThreadSanitizer(4000, 1600));
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(
-          UnlessThreadSanitizer(1000, 400));
-    }
-    if (stage.has_tensor_generator()) {
-      stage.mutable_tensor_generator()->set_batch_size(256);
-    }
-  }
-  return config;
-}
-
 // Pulls one batch, failing the test if none comes within a generous bound.
 void PullOne(DataLoader& loader) {
   auto result = loader.GetNextFor<TypedBatch>("", std::chrono::seconds(60));
@@ -93,7 +72,7 @@ TEST(DamagedInputTest, TrainingGoesOnWhenFilesAreDeletedTruncatedOrReplaced) {
   TempDir dir;
   const DataSet set = WriteMixedDataSet(dir.path());
   DataLoader loader(CreateStage);
-  loader.Configure(SmallTrainConfig(dir.path()));
+  loader.Configure(SmallTrainConfig(dir.path(), 256));
   loader.Start();
   for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(PullOne(loader));
   // Tar 0 loses its tail, tar 1 is overwritten in place with zeros, tar 2
@@ -134,7 +113,7 @@ TEST(DamagedInputTest, TrainingGoesOnWhenWatchedDirectoriesAreRemoved) {
   std::filesystem::create_directory(dir / "doomed");
   testing::WriteFile(dir / "doomed/notes.txt", "not a chunk");
   DataLoader loader(CreateStage);
-  loader.Configure(SmallTrainConfig(dir.path()));
+  loader.Configure(SmallTrainConfig(dir.path(), 256));
   loader.Start();
   for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(PullOne(loader));
   std::filesystem::remove_all(dir / "doomed");

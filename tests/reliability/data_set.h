@@ -42,6 +42,12 @@ void AddCounts(const HashCounts& more, HashCounts* into);
 size_t CountPositions(DataLoader& loader, const std::string& alias,
                       HashCounts* counts);
 
+// The lc0_train example over `dir`, small enough for these tests' data
+// sets: 2 worker threads, metrics every 50 ms, a reservoir of 4000 frames
+// filled to 1000 before the first batch (1600 and 400 under
+// ThreadSanitizer), batches of `batch_size`.
+DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size);
+
 // Resident set size of this process, in bytes (/proc/self/statm).
 uint64_t ResidentBytes();
 

@@ -19,39 +19,17 @@
 #include "tests/reliability/data_set.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
-#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0 {
 namespace {
 
-using ::sluice::lc0::testing::ExampleConfig;
 using ::sluice::lc0::testing::kGamesPerTar;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::ResidentBytes;
+using ::sluice::lc0::testing::SmallTrainConfig;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
-using ::sluice::testing::UnlessThreadSanitizer;
-
-// The training example over `dir` with a small reservoir (smaller under
-// ThreadSanitizer, to match the data sets) and batches.
-DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size) {
-  DataLoaderConfig config = ExampleConfig("lc0_train", dir);
-  config.set_worker_threads(2);
-  config.set_metrics_interval_seconds(0.05);
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
-          UnlessThreadSanitizer(4000, 1600));
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(
-          UnlessThreadSanitizer(1000, 400));
-    }
-    if (stage.has_tensor_generator()) {
-      stage.mutable_tensor_generator()->set_batch_size(batch_size);
-    }
-  }
-  return config;
-}
 
 TEST(ShutdownTest, AThrowingStageFailsEveryConsumerWithPipelineError) {
   DataLoader loader(CreateStage);
