@@ -117,7 +117,6 @@ int Train(const TrainerFlags& flags) {
 
 }  // namespace
 
-
 int RunCppTrainer(int argc, char** argv) {
   TrainerFlags flags;
   try {

@@ -4,8 +4,7 @@
 
 namespace sluice::lc0::rescorer {
 
-void Deblunder(GameProbes& probes,
-               const RescoreOptions& options,
+void Deblunder(GameProbes& probes, const RescoreOptions& options,
                std::span<V6TrainingRecord> records, RescoreCounts* counts) {
   const int n = static_cast<int>(records.size());
   if (records[n - 1].visits == 0) return;

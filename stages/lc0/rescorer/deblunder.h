@@ -17,8 +17,7 @@ namespace sluice::lc0::rescorer {
 
 // Rewrites result_q, result_d and plies_left as lc0 does. Nothing happens
 // when the last record has no visits (data without search values).
-void Deblunder(GameProbes& probes,
-               const RescoreOptions& options,
+void Deblunder(GameProbes& probes, const RescoreOptions& options,
                std::span<V6TrainingRecord> records, RescoreCounts* counts);
 
 }  // namespace sluice::lc0::rescorer

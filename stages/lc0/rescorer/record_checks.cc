@@ -74,9 +74,9 @@ std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
   float sum = 0;
   for (int block = 0; block < kPolicySize; block += 8) {
     const int end = std::min(block + 8, kPolicySize);
-    if (end - block == 8 && std::memcmp(&record.probabilities[block],
-                                        kIllegalBlock,
-                                        sizeof(kIllegalBlock)) == 0) {
+    if (end - block == 8 &&
+        std::memcmp(&record.probabilities[block], kIllegalBlock,
+                    sizeof(kIllegalBlock)) == 0) {
       continue;
     }
     for (int i = block; i < end; ++i) {

@@ -98,8 +98,7 @@ std::string ShuffledConfig(const TempDir& dir, const std::string& mode) {
 // The source straight into the batcher, deterministic (checkpoints resume
 // the source at the row after each batch's last).
 std::string DirectConfig(const TempDir& dir, const std::string& mode) {
-  return SourceConfig(dir, mode, "deterministic: true") +
-         BatcherConfig("rows");
+  return SourceConfig(dir, mode, "deterministic: true") + BatcherConfig("rows");
 }
 
 // The index column of the next `batches` batches (all: 0), each checked
@@ -191,8 +190,7 @@ TEST(ArrowExampleHandOffTest, ACheckpointInsideAGroupResumesWhereItWas) {
   TempDir dir;
   const size_t rows = GoodRows(WriteFile(dir)).size();
   for (const std::string mode : {"EVAL", "TRAIN"}) {
-    ExpectResumesWhereItWas(ParseConfig(ShuffledConfig(dir, mode)), mode,
-                            rows);
+    ExpectResumesWhereItWas(ParseConfig(ShuffledConfig(dir, mode)), mode, rows);
   }
 }
 

@@ -3,16 +3,12 @@
 // flight when one fails; the survey's layout reused, or found again for a
 // rewritten file; a batcher after the source gets views; a stop while
 // blocks are being read.
-#include "stages/generic/arrow_source.h"
-
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,10 +19,10 @@
 
 #include "engine/data_loader.h"
 #include "engine/typed_batch.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
 #include "io/async_file_reader.h"
+#include "stages/generic/arrow_source.h"
 #include "stages/stage_factory.h"
 #include "tests/io/arrow/ipc_test_writer.h"
 #include "tests/stages/generic/arrow_source_test_data.h"
@@ -36,18 +32,17 @@
 namespace sluice {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseConfig;
-using testing::ReadFileToString;
-using testing::StageTotals;
-using testing::TempDir;
-using testing::WriteFile;
 using ::sluice::arrow_source_testing::NextExample;
 using ::sluice::arrow_source_testing::Nulls;
 using ::sluice::arrow_source_testing::RowsConfig;
 using ::sluice::arrow_source_testing::Skips;
 using ::sluice::arrow_source_testing::VecValue;
 using ::sluice::arrow_source_testing::WriteArrowFile;
+using testing::ParseConfig;
+using testing::ReadFileToString;
+using testing::StageTotals;
+using testing::TempDir;
+using testing::WriteFile;
 
 // One example as plain values: field name -> (dtype, shape, bytes).
 using FlatRow =

@@ -6,27 +6,18 @@
 #include "stages/generic/arrow_source.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <system_error>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "engine/data_loader.h"
-#include "engine/typed_batch.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
-#include "io/async_file_reader.h"
 #include "stages/stage_factory.h"
 #include "tests/io/arrow/ipc_test_writer.h"
 #include "tests/stages/generic/arrow_source_test_data.h"
@@ -36,12 +27,6 @@
 namespace sluice {
 namespace {
 
-using ::testing::HasSubstr;
-using testing::ParseConfig;
-using testing::ReadFileToString;
-using testing::StageTotals;
-using testing::TempDir;
-using testing::WriteFile;
 using ::sluice::arrow_source_testing::EvalIndexes;
 using ::sluice::arrow_source_testing::ExpectRowValues;
 using ::sluice::arrow_source_testing::IndexesUpTo;
@@ -52,6 +37,12 @@ using ::sluice::arrow_source_testing::RowsConfig;
 using ::sluice::arrow_source_testing::Skips;
 using ::sluice::arrow_source_testing::WriteArrowFile;
 using ::sluice::arrow_source_testing::WriteDataset;
+using ::testing::HasSubstr;
+using testing::ParseConfig;
+using testing::ReadFileToString;
+using testing::StageTotals;
+using testing::TempDir;
+using testing::WriteFile;
 
 class ArrowSourceBackendTest : public ::testing::TestWithParam<bool> {};
 
@@ -322,7 +313,6 @@ TEST(ArrowSourceTest, ConfigErrorsNameTheField) {
       "stage { name: 'rows' input: 'n' arrow_source { column { name: 'a' } "
       "} }")));
 }
-
 
 }  // namespace
 }  // namespace sluice
