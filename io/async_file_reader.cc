@@ -61,6 +61,7 @@ class PendingRead {
   bool Prepare(const ReadRequest& request, size_t copied, ReadWaiter* waiter,
                const std::shared_ptr<internal::BouncePool>& bounces) {
     copied_ = copied;
+    requested_ = request.buffer.size();
     const size_t size = std::min(request.buffer.size(), kMaxReadBytes);
     op_.fd = request.fd;
     op_.file_index = request.registered_file;
@@ -91,6 +92,14 @@ class PendingRead {
 
   ReadOp* op() { return &op_; }
 
+  // The bytes the finished op delivered into the request (0 on error).
+  uint64_t BackendBytes() const {
+    if (op_.result <= 0) return 0;
+    const size_t got = static_cast<size_t>(op_.result);
+    if (bounce_.data() == nullptr) return got;
+    return got <= lead_ ? 0 : std::min(got - lead_, requested_);
+  }
+
   // What ReadAt returns for `request` once the op has finished.
   absl::StatusOr<size_t> Result(const ReadRequest& request) const {
     if (op_.result < 0) {
@@ -107,6 +116,7 @@ class PendingRead {
 
  private:
   size_t copied_ = 0;
+  size_t requested_ = 0;
   // Where bounce_ goes back to: shared, since a read finished by the
   // reader's destruction may resume after the reader is gone.
   std::shared_ptr<internal::BouncePool> bounces_;
@@ -178,6 +188,8 @@ std::string AsyncFileReader::features() const { return backend_->features(); }
 AsyncFileReader::Counts AsyncFileReader::counts() const {
   return {.inline_reads = inline_reads_.load(std::memory_order_relaxed),
           .backend_reads = backend_reads_.load(std::memory_order_relaxed),
+          .inline_bytes = inline_bytes_.load(std::memory_order_relaxed),
+          .backend_bytes = backend_bytes_.load(std::memory_order_relaxed),
           .served_at_submit = served_at_submit_.load(std::memory_order_relaxed),
           .bounced_reads = bounced_reads_.load(std::memory_order_relaxed)};
 }
@@ -215,6 +227,7 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
       cached_reads_inline_.load(std::memory_order_relaxed)) {
     if (std::optional<size_t> got = CopyCached(request)) {
       inline_reads_.fetch_add(1, std::memory_order_relaxed);
+      inline_bytes_.fetch_add(*got, std::memory_order_relaxed);
       // A short copy stops at end of file or at a page not yet cached: the
       // backend reads the rest (and finds end of file if it is).
       if (*got == 0 || *got == request.buffer.size()) co_return *got;
@@ -234,6 +247,7 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
   } else {
     co_await waiter.Wait(ops, *backend_);
   }
+  backend_bytes_.fetch_add(read.BackendBytes(), std::memory_order_relaxed);
   co_return read.Result(request);
 }
 
@@ -258,6 +272,9 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
         cached_reads_inline_.load(std::memory_order_relaxed)) {
       if (std::optional<size_t> got = CopyCached(request)) {
         inline_reads_.fetch_add(1, std::memory_order_relaxed);
+        inline_bytes_.fetch_add(*got, std::memory_order_relaxed);
+        // A short copy stops at end of file or at a page not yet cached:
+        // the backend reads the rest (and finds end of file if it is).
         if (*got == 0 || *got == request.buffer.size()) {
           results[i] = *got;
           continue;
@@ -285,9 +302,12 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
   } else {
     co_await waiter.Wait(ops, *backend_);
   }
+  uint64_t backend_bytes = 0;
   for (size_t k = 0; k < issued.size(); ++k) {
     results[issued[k]] = reads[k].Result(requests[issued[k]]);
+    backend_bytes += reads[k].BackendBytes();
   }
+  backend_bytes_.fetch_add(backend_bytes, std::memory_order_relaxed);
   co_return results;
 }
 

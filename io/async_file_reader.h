@@ -94,10 +94,12 @@ class AsyncFileReader {
   };
 
   // How the reads so far were served (a read split between the first two
-  // counts in both).
+  // counts in both), and the bytes each of those two parts returned.
   struct Counts {
     uint64_t inline_reads = 0;   // copied from the page cache at once
     uint64_t backend_reads = 0;  // handed to io_uring or the threads
+    uint64_t inline_bytes = 0;
+    uint64_t backend_bytes = 0;
     // Of the backend reads, those done before Submit returned (io_uring
     // served them while submitting; the caller did not suspend).
     uint64_t served_at_submit = 0;
@@ -216,6 +218,8 @@ class AsyncFileReader {
   std::mutex slots_mu_;
   uint64_t buffer_slots_used_ = 0;  // bit i: slot i taken
   uint64_t file_slots_used_ = 0;
+  std::atomic<uint64_t> inline_bytes_{0};
+  std::atomic<uint64_t> backend_bytes_{0};
 };
 
 }  // namespace sluice::io

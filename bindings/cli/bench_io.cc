@@ -20,7 +20,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchIoUsage[] =
     "usage: sluice bench io PATH... [--json] [--compare-fio] [--direct]\n"
     "                       [--queue-depth N] [--small-files-limit N]\n"
     "                       [--small-file-max-bytes N] [--fio-seconds N]\n"
@@ -59,11 +59,6 @@ constexpr char kUsage[] =
     "tools\n"
     "                       in every round; median and range shown (default "
     "5)\n";
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench io: " << message << " (see sluice bench io --help)\n";
-  return 2;
-}
 
 struct Row {
   std::string mode;  // "sequential" or "small-files"
@@ -111,12 +106,14 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
                 {"queue-depth", "small-files-limit", "small-file-max-bytes",
                  "fio-seconds", "fio-rounds", "fio-cases"},
                 /*switches=*/{"json", "compare-fio", "direct"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok())
+    return UsageError(err, "bench io", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchIoUsage;
     return 0;
   }
-  if (parsed->positional.empty()) return UsageError(err, "expected PATH...");
+  if (parsed->positional.empty())
+    return UsageError(err, "bench io", "expected PATH...");
   const bool json = parsed->flags.contains("json");
   const bool compare_fio = parsed->flags.contains("compare-fio");
   const bool direct = parsed->flags.contains("direct");
@@ -131,7 +128,8 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
       IntFlag(*parsed, "fio-rounds", 5, 1, 100);
   for (const auto* value :
        {&depth, &small_limit, &small_max_bytes, &fio_seconds, &fio_rounds}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench io", value->status().message());
   }
   std::vector<std::string> fio_cases;
   if (auto it = parsed->flags.find("fio-cases"); it != parsed->flags.end()) {
@@ -140,15 +138,17 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
       if (std::find(FioCaseNames().begin(), FioCaseNames().end(), name) ==
           FioCaseNames().end()) {
         return UsageError(
-            err, absl::StrCat("unknown --fio-cases case '", name, "' (one of ",
+            err, "bench io",
+            absl::StrCat("unknown --fio-cases case '", name, "' (one of ",
                               absl::StrJoin(FioCaseNames(), ", "), ")"));
       }
     }
   }
   absl::StatusOr<FileSet> files = CollectFiles(parsed->positional);
-  if (!files.ok()) return UsageError(err, files.status().message());
+  if (!files.ok()) return UsageError(err, "bench io", files.status().message());
   if (files->paths.empty() || files->total_bytes == 0) {
-    return UsageError(err, "no non-empty files under the given paths");
+    return UsageError(err, "bench io",
+                      "no non-empty files under the given paths");
   }
 
   const bool can_evict = EvictFromPageCache(*files);

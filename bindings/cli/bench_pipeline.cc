@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
@@ -22,10 +23,10 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchPipelineUsage[] =
     "usage: sluice bench pipeline [CONFIG.textproto] [--threads 1,2]\n"
     "                             [--seconds N] [--batches N] [--data DIR]\n"
-    "                             [--json]\n"
+    "                             [--json] [--metrics-port P]\n"
     "\n"
     "End-to-end throughput of a pipeline, pulling its first output: for\n"
     "each thread count, the time to the first batch, then batches/s and\n"
@@ -40,12 +41,6 @@ constexpr char kUsage[] =
     "  --json          print one JSON object instead of the table\n";
 
 using Clock = std::chrono::steady_clock;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench pipeline: " << message
-      << " (see sluice bench pipeline --help)\n";
-  return 2;
-}
 
 // What the child process reports through the pipe, before the metrics.
 struct ChildReport {
@@ -191,22 +186,28 @@ absl::StatusOr<PipelineMeasurement> MeasurePipeline(
 
 int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"threads", "seconds", "batches", "data"}, {"json"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, WithMetricsFlags({"threads", "seconds", "batches", "data"}),
+      {"json"});
+  if (!parsed.ok())
+    return UsageError(err, "bench pipeline", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchPipelineUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() > 1) {
-    return UsageError(err, "expected at most one CONFIG");
+    return UsageError(err, "bench pipeline", "expected at most one CONFIG");
   }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 10, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 1, INT64_MAX);
   for (const auto* value : {&seconds, &batches}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench pipeline", value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok())
+    return UsageError(err, "bench pipeline", metrics.status().message());
   std::vector<unsigned> thread_counts;
   const std::string threads_text = parsed->flags.contains("threads")
                                        ? parsed->flags.find("threads")->second
@@ -214,8 +215,9 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   for (absl::string_view part : absl::StrSplit(threads_text, ',')) {
     unsigned count = 0;
     if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 1024) {
-      return UsageError(err, "bad value '" + threads_text +
-                                 "' for --threads: expected e.g. 1,2");
+      return UsageError(
+          err, "bench pipeline",
+          "bad value '" + threads_text + "' for --threads: expected e.g. 1,2");
     }
     thread_counts.push_back(count);
   }
@@ -240,25 +242,30 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     }
     absl::StatusOr<DataLoaderConfig> lc0 = lc0::MakePipeline(
         {.directories = {data}, .reservoir_size = 50000, .min_fill = 10000});
-    if (!lc0.ok()) return UsageError(err, lc0.status().message());
+    if (!lc0.ok())
+      return UsageError(err, "bench pipeline", lc0.status().message());
     config = *lc0;
   } else {
     absl::StatusOr<DataLoaderConfig> loaded =
         ReadConfigFile(parsed->positional[0]);
-    if (!loaded.ok()) return UsageError(err, loaded.status().message());
+    if (!loaded.ok())
+      return UsageError(err, "bench pipeline", loaded.status().message());
     config = *loaded;
     if (!data.empty()) SetDataDirectory(data, &config);
   }
 
+  metrics->ApplyTo(&config);
   std::vector<PipelineMeasurement> runs;
   for (unsigned threads : thread_counts) {
     absl::StatusOr<PipelineMeasurement> run =
         MeasurePipeline(config, threads, *seconds, *batches);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kInvalidArgument) {
-        return UsageError(err, run.status().message());
+        return UsageError(err, "bench pipeline",
+                          NameMetricsFlags(run.status().message()));
       }
-      err << "sluice bench pipeline: " << run.status().message() << "\n";
+      err << "sluice bench pipeline: "
+          << NameMetricsFlags(run.status().message()) << "\n";
       return 1;
     }
     runs.push_back(*run);

@@ -19,12 +19,14 @@
 #include "bindings/cli/run_command.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
+#include "engine/metrics_http_server.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/testing/http_test_client.h"
 
 namespace sluice::cli {
 namespace {
@@ -93,6 +95,12 @@ TEST_F(CommandsTest, ArgumentErrorsAreOneLineAndExitTwo) {
       {Invoke(RunDemoCommand, {"--seconds", "zero"}),
        "sluice demo: bad value 'zero' for --seconds"},
       {Invoke(RunDemoCommand, {"extra"}), "sluice demo: unexpected argument"},
+      {Invoke(RunDemoCommand, {"--metrics-port", "70000"}),
+       "sluice demo: bad value '70000' for --metrics-port"},
+      {Invoke(RunRunCommand, {"a.textproto", "--metrics-port", "0"}),
+       "sluice run: bad value '0' for --metrics-port"},
+      {Invoke(RunBenchCommand, {"pipeline", "--metrics-port", "x"}),
+       "sluice bench pipeline: bad value 'x' for --metrics-port"},
       {Invoke(RunBenchCommand, {}), "sluice bench: expected io or pipeline"},
       {Invoke(RunBenchCommand, {"disk"}), "sluice bench: unknown benchmark"},
       {Invoke(RunBenchCommand, {"io"}), "sluice bench io: expected PATH"},
@@ -192,6 +200,35 @@ TEST_F(CommandsTest, DemoRunsAndSummarisesWithoutEscapeCodes) {
   EXPECT_THAT(result.out, HasSubstr("bottleneck:"));
   EXPECT_THAT(result.out, Not(HasSubstr("\x1b")));
   EXPECT_THAT(result.out, Not(HasSubstr(" 0 positions/s on average")));
+}
+
+TEST_F(CommandsTest, RunServesPrometheusMetricsOnTheFlagsPort) {
+  const fs::path config = fs::path(::testing::TempDir()) / "few.textproto";
+  std::ofstream(config) << R"pb(
+    stage {
+      name: "source"
+      counting_source { count: 1000 }
+    }
+  )pb";
+  const std::string port = absl::StrCat(testing::FreePort());
+  const Result served =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", port});
+  EXPECT_EQ(served.code, 0) << served.err;
+  EXPECT_THAT(served.out, HasSubstr(absl::StrCat(
+                              "Prometheus metrics: http://127.0.0.1:", port,
+                              "/metrics\n")));
+  // A port that is taken: the error names the flag.
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken =
+      MetricsHttpServer::Start({}, [] { return std::string(); });
+  ASSERT_TRUE(taken.ok());
+  const std::string busy_port = absl::StrCat((*taken)->port());
+  const Result busy =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", busy_port});
+  EXPECT_EQ(busy.code, 1);
+  EXPECT_THAT(busy.err, HasSubstr(absl::StrCat(
+                            "sluice run: --metrics-port (", busy_port,
+                            "): cannot listen on 127.0.0.1:", busy_port)));
+  EXPECT_THAT(busy.err, HasSubstr("in use"));
 }
 
 TEST_F(CommandsTest, RunWritesMetricsAsJsonLines) {
