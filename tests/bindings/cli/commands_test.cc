@@ -368,19 +368,20 @@ TEST_F(CommandsTest, BenchIoSmallFilesOnlyUnderTheStatedSize) {
 
 // The comparison's cases on one file: "block/depth/case" of the runs, and
 // the cases not run.
-struct FioCases {
+struct ComparedFioCases {
   std::set<std::string> runs;
   std::vector<std::string> skipped;
 };
 
-FioCases CompareWithFio(const std::string& path, const std::string& cases) {
+ComparedFioCases CompareBenchIoWithFio(const std::string& path,
+                                       const std::string& cases) {
   const Result result = Invoke(
       RunBenchCommand, {"io", path, "--json", "--compare-fio", "--fio-seconds",
                         "1", "--fio-rounds", "1", "--fio-cases", cases});
   EXPECT_EQ(result.code, 0) << result.err;
   const google::protobuf::Struct parsed = ParseJson(result.out);
   const auto& fio = parsed.fields().at("fio").struct_value().fields();
-  FioCases found;
+  ComparedFioCases found;
   if (fio.contains("error")) {
     ADD_FAILURE() << fio.at("error").string_value();
     return found;
@@ -414,7 +415,8 @@ TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
   std::ofstream(big) << std::string((3 << 20) + 1000, 'x');
   // Cold runs need posix_fadvise, which every Linux file system here takes;
   // direct ones O_DIRECT, which tmpfs for one does not do.
-  const FioCases cases = CompareWithFio(big.string(), "cold,warm,direct");
+  const ComparedFioCases cases =
+      CompareBenchIoWithFio(big.string(), "cold,warm,direct");
   std::set<std::string> expected = {"1048576/32/cold", "1048576/32/warm",
                                     "65536/1/cold", "65536/1/warm"};
   if (cases.skipped.empty()) {
@@ -432,7 +434,7 @@ TEST_F(CommandsTest, BenchIoSaysWhichFioCasesAFileIsTooSmallFor) {
     GTEST_SKIP() << "fio is not installed (scripts/setup.sh installs it)";
   }
   // The data's tars hold 10 small games each: under one 1 MiB block.
-  const FioCases cases = CompareWithFio(*data_, "warm");
+  const ComparedFioCases cases = CompareBenchIoWithFio(*data_, "warm");
   EXPECT_EQ(cases.runs, (std::set<std::string>{"65536/1/warm"}));
   EXPECT_THAT(cases.skipped,
               Contains(HasSubstr("1MiB blocks: the largest file has")));
@@ -446,9 +448,9 @@ TEST_F(CommandsTest, BenchIoDirectRowsAndTheirFallbackOnTmpfs) {
       Invoke(RunBenchCommand,
              {"io", *data_, "--direct", "--json", "--small-files-limit", "1"});
   ASSERT_EQ(result.code, 0) << result.err;
+  const google::protobuf::Struct parsed = ParseJson(result.out);
   std::set<std::string> direct_methods;
-  for (const auto& row :
-       ParseJson(result.out).fields().at("results").list_value().values()) {
+  for (const auto& row : parsed.fields().at("results").list_value().values()) {
     const auto& fields = row.struct_value().fields();
     if (fields.at("cache").string_value() != "direct") continue;
     EXPECT_GT(fields.at("bytes").number_value(), 0);

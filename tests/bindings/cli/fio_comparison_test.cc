@@ -50,7 +50,7 @@ TEST(FioArgumentsTest, ColdRunsDropThePageCacheBeforeEveryPass) {
                             "--iodepth=1", "--direct=0", "--size=1073741824"}));
   EXPECT_THAT(args, Not(Contains("--time_based")));
   EXPECT_THAT(args, Not(Contains("--invalidate=0")));
-  EXPECT_THAT(args, Not(Contains(testing::StartsWith("--cpus_allowed"))));
+  EXPECT_THAT(args, Not(Contains(::testing::StartsWith("--cpus_allowed"))));
 }
 
 TEST(FioArgumentsTest, DirectAndRegisteredRuns) {
@@ -100,7 +100,7 @@ TEST(SpreadOfTest, MedianAndRange) {
   EXPECT_EQ(SpreadOf({}).median, 0);
 }
 
-std::vector<std::string> Labels(const std::vector<FioCase>& cases) {
+std::vector<std::string> CaseLabels(const std::vector<FioCase>& cases) {
   std::vector<std::string> labels;
   for (const FioCase& c : cases) {
     labels.push_back(std::to_string(c.job.block_bytes >> 10) + "K/" +
@@ -116,7 +116,7 @@ TEST(FioCasesTest, EveryCaseAtBothBlockSizesUnlessRuledOut) {
                            .cpu = 1};
   const std::vector<FioCase> all = FioCases(settings);
   ASSERT_EQ(all.size(), 14u);
-  EXPECT_THAT(Labels(all),
+  EXPECT_THAT(CaseLabels(all),
               IsSupersetOf({"1024K/16/cold", "1024K/16/direct-registered",
                             "64K/1/warm-default-path", "64K/1/cold"}));
   for (const FioCase& c : all) {
@@ -127,12 +127,12 @@ TEST(FioCasesTest, EveryCaseAtBothBlockSizesUnlessRuledOut) {
   settings.cold = false;
   settings.direct = false;
   settings.registered = false;
-  EXPECT_THAT(Labels(FioCases(settings)),
+  EXPECT_THAT(CaseLabels(FioCases(settings)),
               ElementsAre("1024K/16/warm", "1024K/16/warm-default-path",
                           "64K/1/warm", "64K/1/warm-default-path"));
   settings.file_bytes = 100 << 10;  // under one 1 MiB block
   settings.only = {"warm"};
-  EXPECT_THAT(Labels(FioCases(settings)), ElementsAre("64K/1/warm"));
+  EXPECT_THAT(CaseLabels(FioCases(settings)), ElementsAre("64K/1/warm"));
 }
 
 // fio itself accepts the command lines built for every kind of case, and

@@ -106,8 +106,8 @@ TEST(ArrowSourceTest, DirectIoYieldsTheSameRowsAndCountsRefusals) {
       SCOPED_TRACE(output);
       DataLoader loader(CreateStage);
       loader.Configure(
-          ParseConfig(Config(dir.path(), "EVAL", 5, true,
-                             std::string("direct_io: true ") + output)));
+          ParseConfig(RowsConfig(dir.path(), "EVAL", 5, true,
+                                 std::string("direct_io: true ") + output)));
       loader.Start();
       if (std::string_view(output).empty()) {
         EXPECT_EQ(EvalIndexes(loader), IndexesUpTo(kTotalRows));
