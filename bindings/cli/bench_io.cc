@@ -58,7 +58,11 @@ constexpr char kBenchIoUsage[] =
     "  --fio-rounds N       rounds of the comparison: every case by both "
     "tools\n"
     "                       in every round; median and range shown (default "
-    "5)\n";
+    "5)\n"
+    "  --fio-cases LIST     only these comparison cases (comma-separated:\n"
+    "                       cold, warm, direct, warm-registered,\n"
+    "                       direct-registered, warm-default-path,\n"
+    "                       cold-default-path; default all)\n";
 
 struct Row {
   std::string mode;  // "sequential" or "small-files"
@@ -140,7 +144,7 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
         return UsageError(
             err, "bench io",
             absl::StrCat("unknown --fio-cases case '", name, "' (one of ",
-                              absl::StrJoin(FioCaseNames(), ", "), ")"));
+                         absl::StrJoin(FioCaseNames(), ", "), ")"));
       }
     }
   }

@@ -135,6 +135,7 @@ std::vector<std::string> FioArguments(const FioJob& job) {
       absl::StrCat("--iodepth=", job.queue_depth),
       absl::StrCat("--direct=", job.cache == FioCache::kDirect ? 1 : 0),
       "--fadvise_hint=1",
+      "--iomem=mmap",
       "--numjobs=1",
       "--output-format=json",
   };

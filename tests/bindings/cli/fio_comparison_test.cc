@@ -28,13 +28,13 @@ TEST(FioArgumentsTest, WarmRunsKeepThePageCacheForTheGivenTime) {
                                                       .cache = FioCache::kWarm,
                                                       .seconds = 3,
                                                       .cpu = 1});
-  EXPECT_EQ(args,
-            (std::vector<std::string>{
-                "fio", "--name=sluice-compare", "--filename=/data/a b.tar",
-                "--rw=read", "--bs=1048576", "--ioengine=io_uring",
-                "--iodepth=32", "--direct=0", "--fadvise_hint=1", "--numjobs=1",
-                "--output-format=json", "--cpus_allowed=1", "--invalidate=0",
-                "--time_based", "--runtime=3"}));
+  EXPECT_EQ(args, (std::vector<std::string>{
+                      "fio", "--name=sluice-compare",
+                      "--filename=/data/a b.tar", "--rw=read", "--bs=1048576",
+                      "--ioengine=io_uring", "--iodepth=32", "--direct=0",
+                      "--fadvise_hint=1", "--iomem=mmap", "--numjobs=1",
+                      "--output-format=json", "--cpus_allowed=1",
+                      "--invalidate=0", "--time_based", "--runtime=3"}));
 }
 
 TEST(FioArgumentsTest, ColdRunsDropThePageCacheBeforeEveryPass) {

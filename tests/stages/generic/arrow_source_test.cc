@@ -5,12 +5,10 @@
 // arrow_source_blocks_test.cc.
 #include "stages/generic/arrow_source.h"
 
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -49,6 +47,7 @@ using testing::ParseConfig;
 using testing::ReadFileToString;
 using testing::StageTotals;
 using testing::TempDir;
+using testing::TmpfsDirectory;
 using testing::WriteFile;
 
 class ArrowSourceBackendTest : public ::testing::TestWithParam<bool> {};
@@ -78,23 +77,10 @@ TEST_P(ArrowSourceBackendTest, EvalYieldsEveryRowOnceInOrderThenEnds) {
 // examples and in row blocks); where the file system refuses O_DIRECT
 // (tmpfs at /dev/shm), read buffered and each opening counted.
 TEST(ArrowSourceTest, DirectIoYieldsTheSameRowsAndCountsRefusals) {
-  struct statfs shm;
-  const bool have_tmpfs =
-      statfs("/dev/shm", &shm) == 0 && shm.f_type == 0x01021994;
   for (const bool in_memory : {false, true}) {
-    if (in_memory && !have_tmpfs) continue;
+    if (in_memory && TmpfsDirectory().empty()) continue;
     SCOPED_TRACE(in_memory ? "tmpfs" : "temp dir");
-    const std::string saved_tmpdir =
-        std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "";
-    if (in_memory) setenv("TMPDIR", "/dev/shm", 1);
-    TempDir dir;
-    if (in_memory) {
-      if (saved_tmpdir.empty()) {
-        unsetenv("TMPDIR");
-      } else {
-        setenv("TMPDIR", saved_tmpdir.c_str(), 1);
-      }
-    }
+    const TempDir dir(in_memory ? TmpfsDirectory() : "");
     WriteDataset(dir);
     absl::StatusOr<io::ReadableFile> probe =
         io::OpenForReading(dir / "part-0.arrow", /*direct=*/true);

@@ -2,7 +2,6 @@
 // ShufflingChunkPool (and the splitter), built from text configs through
 // the factory, on files written by the test.
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -25,6 +24,7 @@
 namespace sluice::lc0 {
 namespace {
 
+using ::sluice::testing::TmpfsDirectory;
 using testing::ChunkTar;
 using testing::FakeGzip;
 using ::testing::HasSubstr;
@@ -108,19 +108,11 @@ INSTANTIATE_TEST_SUITE_P(Backends, SinglePassTest, ::testing::Bool(),
 // direct_io: the same chunks, read past the page cache; where the file
 // system refuses O_DIRECT (tmpfs at /dev/shm), read buffered and counted.
 TEST(ChunkSourceLoaderTest, DirectIoDeliversTheSameChunks) {
-  struct statfs shm;
-  const bool have_tmpfs =
-      statfs("/dev/shm", &shm) == 0 && shm.f_type == 0x01021994;
   for (const bool in_memory : {false, true}) {
-    if (in_memory && !have_tmpfs) continue;
+    if (in_memory && TmpfsDirectory().empty()) continue;
     SCOPED_TRACE(in_memory ? "tmpfs" : "temp dir");
-    TempDir temp;
-    std::string dir = temp.path();
-    if (in_memory) {
-      std::string pattern = "/dev/shm/sluice_feed_XXXXXX";
-      ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-      dir = pattern;
-    }
+    const TempDir temp(in_memory ? TmpfsDirectory() : "");
+    const std::string& dir = temp.path();
     std::set<Key> expected;
     for (int t = 0; t < 3; ++t) {
       const std::string name = "t" + std::to_string(t) + ".tar";
@@ -154,7 +146,6 @@ TEST(ChunkSourceLoaderTest, DirectIoDeliversTheSameChunks) {
         refused);
     EXPECT_EQ(StageTotals(loader, "pool").shuffling_chunk_pool().read_errors(),
               0u);
-    if (in_memory) std::filesystem::remove_all(dir);
   }
 }
 
