@@ -5,9 +5,10 @@
 // - both read whole blocks only (fio leaves out a last partial block);
 // - both open the file with POSIX_FADV_SEQUENTIAL (fio's fadvise_hint);
 // - both read into one page-aligned region of buffers (fio --iomem=mmap:
-//   its default malloc'd region starts part way into a page, which made
-//   its copies out of the page cache three times slower on an AMD EPYC
-//   guest, 1.6-1.8 against 4.4-5.5 GB/s at 1 MiB depth 32);
+//   fio's default region is malloc's, which starts just past a page
+//   boundary, and copies out of the page cache to such an address ran
+//   three times slower on an AMD EPYC guest: 1.6-1.8 against 4.4-5.5 GB/s
+//   at 1 MiB depth 32);
 // - cold: each reads the file `passes` times (at most its first GiB),
 //   opening it and dropping its pages at the start of every pass inside its
 //   clock (fio: invalidate=1 with loops; sluice: the same calls); the pages
