@@ -59,13 +59,14 @@ class PendingRead {
   }
 
   bool Prepare(const ReadRequest& request, size_t copied, ReadWaiter* waiter,
-               const std::shared_ptr<internal::BouncePool>& bounces) {
+               const std::shared_ptr<internal::BouncePool>& bounces,
+               std::atomic<uint64_t>* delivered_bytes) {
     copied_ = copied;
-    requested_ = request.buffer.size();
     const size_t size = std::min(request.buffer.size(), kMaxReadBytes);
     op_.fd = request.fd;
     op_.file_index = request.registered_file;
     op_.waiter = waiter;
+    op_.delivered_bytes = delivered_bytes;
     const uint64_t align = request.direct_alignment;
     const bool aligned =
         align <= 1 || ((request.offset | size |
@@ -82,6 +83,8 @@ class PendingRead {
     const uint64_t start = request.offset / align * align;
     const uint64_t end = (request.offset + size + align - 1) / align * align;
     lead_ = request.offset - start;
+    op_.delivered_lead = static_cast<unsigned>(lead_);
+    op_.delivered_cap = static_cast<unsigned>(size);
     bounces_ = bounces;
     bounce_ = bounces->Take(end - start);
     op_.offset = start;
@@ -91,14 +94,6 @@ class PendingRead {
   }
 
   ReadOp* op() { return &op_; }
-
-  // The bytes the finished op delivered into the request (0 on error).
-  uint64_t BackendBytes() const {
-    if (op_.result <= 0) return 0;
-    const size_t got = static_cast<size_t>(op_.result);
-    if (bounce_.data() == nullptr) return got;
-    return got <= lead_ ? 0 : std::min(got - lead_, requested_);
-  }
 
   // What ReadAt returns for `request` once the op has finished.
   absl::StatusOr<size_t> Result(const ReadRequest& request) const {
@@ -116,7 +111,6 @@ class PendingRead {
 
  private:
   size_t copied_ = 0;
-  size_t requested_ = 0;
   // Where bounce_ goes back to: shared, since a read finished by the
   // reader's destruction may resume after the reader is gone.
   std::shared_ptr<internal::BouncePool> bounces_;
@@ -173,7 +167,11 @@ AsyncFileReader::AsyncFileReader(asio::io_context& io_context, Options options)
   }
 }
 
-AsyncFileReader::~AsyncFileReader() = default;
+AsyncFileReader::~AsyncFileReader() {
+  // The backend finishes every read still out (and counts its bytes)
+  // while the reader's counters are still alive.
+  backend_.reset();
+}
 
 std::string_view AsyncFileReader::backend_name() const {
   return backend_->name();
@@ -236,7 +234,7 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
   }
   ReadWaiter waiter(1);
   PendingRead read;
-  if (read.Prepare(request, copied, &waiter, bounces_)) {
+  if (read.Prepare(request, copied, &waiter, bounces_, &backend_bytes_)) {
     bounced_reads_.fetch_add(1, std::memory_order_relaxed);
   }
   backend_reads_.fetch_add(1, std::memory_order_relaxed);
@@ -247,7 +245,6 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
   } else {
     co_await waiter.Wait(ops, *backend_);
   }
-  backend_bytes_.fetch_add(read.BackendBytes(), std::memory_order_relaxed);
   co_return read.Result(request);
 }
 
@@ -290,7 +287,8 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
   std::vector<PendingRead> reads(issued.size());
   std::vector<ReadOp*> ops(issued.size());
   for (size_t k = 0; k < issued.size(); ++k) {
-    if (reads[k].Prepare(requests[issued[k]], copied[k], &waiter, bounces_)) {
+    if (reads[k].Prepare(requests[issued[k]], copied[k], &waiter, bounces_,
+                         &backend_bytes_)) {
       bounced_reads_.fetch_add(1, std::memory_order_relaxed);
     }
     ops[k] = reads[k].op();
@@ -302,12 +300,9 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
   } else {
     co_await waiter.Wait(ops, *backend_);
   }
-  uint64_t backend_bytes = 0;
   for (size_t k = 0; k < issued.size(); ++k) {
     results[issued[k]] = reads[k].Result(requests[issued[k]]);
-    backend_bytes += reads[k].BackendBytes();
   }
-  backend_bytes_.fetch_add(backend_bytes, std::memory_order_relaxed);
   co_return results;
 }
 

@@ -21,6 +21,7 @@
 #ifndef SLUICE_IO_INTERNAL_READ_OP_H_
 #define SLUICE_IO_INTERNAL_READ_OP_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,14 @@ struct ReadOp {
   // Bytes read, or -errno.
   int result = 0;
   ReadWaiter* waiter = nullptr;
+  // Where Finish adds the bytes the read delivered to its caller, or null:
+  // those of the result past `delivered_lead`, at most `delivered_cap` (a
+  // read through an aligned bounce buffer starts before the request and
+  // may end after it). Counted here, not by the awaiting coroutine, which
+  // may resume after its reader is gone.
+  std::atomic<uint64_t>* delivered_bytes = nullptr;
+  unsigned delivered_lead = 0;
+  unsigned delivered_cap = ~0u;
 
   // Stores `bytes_or_error` and tells the waiter (any thread, once).
   inline void Finish(int bytes_or_error);
@@ -142,6 +151,13 @@ class ReadWaiter {
 
 void ReadOp::Finish(int bytes_or_error) {
   result = bytes_or_error;
+  if (delivered_bytes != nullptr && bytes_or_error > 0 &&
+      static_cast<unsigned>(bytes_or_error) > delivered_lead) {
+    delivered_bytes->fetch_add(
+        std::min(static_cast<unsigned>(bytes_or_error) - delivered_lead,
+                 delivered_cap),
+        std::memory_order_relaxed);
+  }
   waiter->OneFinished();
 }
 
