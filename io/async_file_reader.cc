@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -292,6 +293,19 @@ class IoUringBackend final : public AsyncFileReader::Backend {
   std::vector<std::shared_ptr<State>> states_;
 };
 
+// Tells `observer` of a finished ReadBatchAt.
+void Observe(AsyncFileReader::ReadObserver* observer,
+             std::chrono::steady_clock::time_point begin,
+             const std::vector<absl::StatusOr<size_t>>& results,
+             size_t from_page_cache) {
+  uint64_t bytes = 0;
+  for (const absl::StatusOr<size_t>& result : results) {
+    if (result.ok()) bytes += *result;
+  }
+  observer->OnReads(begin, std::chrono::steady_clock::now(), results.size(),
+                    bytes, from_page_cache);
+}
+
 absl::Status ReadError(int error_number, int fd, uint64_t offset) {
   return absl::Status(absl::ErrnoToStatusCode(error_number),
                       absl::StrCat("read of fd ", fd, " at offset ", offset,
@@ -365,11 +379,16 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
 
 asio::awaitable<std::vector<absl::StatusOr<size_t>>>
 AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
+  ReadObserver* const observer = observer_.load(std::memory_order_acquire);
+  const auto begin = observer != nullptr
+                         ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
   std::vector<absl::StatusOr<size_t>> results(requests.size());
   // The requests that go to the backend (not failed by the injector, not
   // served whole from the page cache), and what of each was copied already.
   std::vector<size_t> issued;
   std::vector<size_t> copied;
+  size_t from_page_cache = 0;
   FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
   for (size_t i = 0; i < requests.size(); ++i) {
     const ReadRequest& request = requests[i];
@@ -387,6 +406,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
         // the backend reads the rest (and finds end of file if it is).
         if (*got == 0 || *got == request.buffer.size()) {
           results[i] = *got;
+          ++from_page_cache;
           continue;
         }
         cached = *got;
@@ -395,7 +415,10 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
     issued.push_back(i);
     copied.push_back(cached);
   }
-  if (issued.empty()) co_return results;
+  if (issued.empty()) {
+    if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
+    co_return results;
+  }
   backend_reads_.fetch_add(issued.size(), std::memory_order_relaxed);
   const std::vector<int> done =
       co_await asio::async_initiate<decltype(asio::use_awaitable),
@@ -427,6 +450,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
       results[issued[k]] = ReadError(-done[k], request.fd, request.offset);
     }
   }
+  if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
   co_return results;
 }
 

@@ -15,7 +15,7 @@ packages=(
   python3-pytest nlohmann-json3-dev
   clang libclang-rt-14-dev
   libflatbuffers-dev flatbuffers-compiler nodejs npm
-  fio
+  fio chromium
   libsndfile1-dev libsoxr-dev libfftw3-dev
   python3-torch python3-torchaudio python3-soundfile alsa-utils espeak-ng
 )

@@ -1,6 +1,7 @@
 #include "bindings/cli/demo_command.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
@@ -15,6 +16,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
     "                   [--batches N] [--threads N] [--games N] [--clips N]\n"
+    "                   [--report FILE.html] [--trace FILE.json]\n"
     "\n"
     "Runs a default training pipeline and shows live what each stage does\n"
     "and how fast batches come out. Without --data it first generates a\n"
@@ -32,7 +34,9 @@ constexpr char kUsage[] =
     "  --batches N   stop sooner, after N batches (default: no limit)\n"
     "  --threads N   executor threads (default: one per core)\n"
     "  --games N     lc0: games in the generated data set (default 3000)\n"
-    "  --clips N     audio: clips in the generated data set (default 2000)\n";
+    "  --clips N     audio: clips in the generated data set (default 2000)\n"
+    "  --report F    write the run report (one HTML page) to F at the end\n"
+    "  --trace F     record a trace for Perfetto UI / chrome://tracing in F\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice demo: " << message << " (see sluice demo --help)\n";
@@ -43,9 +47,9 @@ int UsageError(std::ostream& err, absl::string_view message) {
 
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args,
-      {"workload", "data", "seconds", "batches", "threads", "games", "clips"});
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {"workload", "data", "seconds", "batches", "threads",
+                       "games", "clips", "report", "trace"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
     out << kUsage;
@@ -64,6 +68,22 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
         err, "bad value '" + workload + "' for --workload (lc0 or audio)");
   }
   const bool audio = workload == "audio";
+  RunLimits limits;
+  if (auto it = parsed->flags.find("report"); it != parsed->flags.end()) {
+    limits.report_path = it->second;
+    limits.report_title = "sluice demo --workload " + workload;
+  }
+  if (auto it = parsed->flags.find("trace"); it != parsed->flags.end()) {
+    limits.trace_path = it->second;
+  }
+  // Before generating data: a bad path fails at once.
+  for (const auto& [flag, path] : {std::pair{"--report", limits.report_path},
+                                   std::pair{"--trace", limits.trace_path}}) {
+    if (path.empty()) continue;
+    if (absl::Status writable = CheckOutputFlag(flag, path); !writable.ok()) {
+      return UsageError(err, writable.message());
+    }
+  }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 30, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 0, int64_t{1} << 40);
@@ -107,11 +127,10 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   config->set_metrics_interval_seconds(0.5);
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
+  limits.max_batches = static_cast<uint64_t>(*batches);
+  limits.max_seconds = static_cast<double>(*seconds);
   absl::StatusOr<RunReport> report =
-      RunWithLiveView(*config,
-                      {.max_batches = static_cast<uint64_t>(*batches),
-                       .max_seconds = static_cast<double>(*seconds)},
-                      out, StdoutIsInteractive());
+      RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
     err << "sluice demo: " << report.status().message() << "\n";
     return 1;

@@ -15,7 +15,8 @@ constexpr char kUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
-    "                  [--resume FILE]\n"
+    "                  [--resume FILE] [--report FILE.html]\n"
+    "                  [--trace FILE.json]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -33,7 +34,15 @@ constexpr char kUsage[] =
     "  --resume FILE       continue from a checkpoint of the same config:\n"
     "                      deterministic: the batches are those the\n"
     "                      checkpointed run would have produced next;\n"
-    "                      resumable: nothing repeated or lost\n";
+    "                      resumable: nothing repeated or lost\n"
+    "  --report FILE.html  write the run report when the run ends: one\n"
+    "                      page, charts of throughput, stage load, channel\n"
+    "                      fill, skips and RSS over time, the bottleneck\n"
+    "                      and why, the config\n"
+    "  --trace FILE.json   record a trace of the run (busy spans, channel\n"
+    "                      fills, batches, reads, checkpoints) for Perfetto\n"
+    "                      UI or chrome://tracing; bounds as in the\n"
+    "                      config's `trace` (default: 1,000,000 events)\n";
 
 int UsageError(std::ostream& err, absl::string_view message) {
   err << "sluice run: " << message << " (see sluice run --help)\n";
@@ -44,9 +53,9 @@ int UsageError(std::ostream& err, absl::string_view message) {
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"batches", "seconds", "metrics-json", "data",
-                       "checkpoint", "checkpoint-every", "resume"});
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, {"batches", "seconds", "metrics-json", "data", "checkpoint",
+             "checkpoint-every", "resume", "report", "trace"});
   if (!parsed.ok()) return UsageError(err, parsed.status().message());
   if (parsed->help) {
     out << kUsage;
@@ -81,6 +90,13 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
   if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {
     return UsageError(err, "--checkpoint-every needs --checkpoint FILE");
+  }
+  if (auto path = parsed->flags.find("report"); path != parsed->flags.end()) {
+    limits.report_path = path->second;
+    limits.report_title = "sluice run " + parsed->positional[0];
+  }
+  if (auto path = parsed->flags.find("trace"); path != parsed->flags.end()) {
+    limits.trace_path = path->second;
   }
   if (auto json = parsed->flags.find("metrics-json");
       json != parsed->flags.end()) {

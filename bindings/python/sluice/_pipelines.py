@@ -5,13 +5,13 @@ import os
 
 from sluice import _sluice
 from sluice._sluice import ConfigError
-from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
+from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, TraceConfig
 
 
 def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
                  threads=None, input_format=None, rank=0, world_size=1,
-                 deterministic=False, resumable=False):
+                 deterministic=False, resumable=False, trace=None):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -30,6 +30,9 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     docs/guarantees.md). `resumable` lets DataLoader.checkpoint() work
     without it: a resume then repeats and loses nothing, but its batches
     differ from those an uninterrupted run would have given.
+
+    `trace` records a trace of the run for Perfetto UI or chrome://tracing:
+    a file path, or a TraceConfig for its bounds (see _set_trace).
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -44,7 +47,25 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                              **_data_parallel("lc0", rank, world_size,
                                               deterministic)))
     config.resumable = bool(resumable)
+    _set_trace(config, trace)
     return config
+
+
+def _set_trace(config, trace):
+    """Sets config.trace from `trace`: None (no trace), a path (str or
+    os.PathLike; the other bounds keep their defaults: 1,000,000 events,
+    the whole run) or a TraceConfig. The file is written when the loader
+    stops; a path that cannot be written raises ConfigError when the
+    DataLoader is built."""
+    if trace is None:
+        return
+    if isinstance(trace, TraceConfig):
+        config.trace.CopyFrom(trace)
+    elif isinstance(trace, (str, os.PathLike)):
+        config.trace.file = os.fspath(trace)
+    else:
+        raise ConfigError("trace must be a path or a TraceConfig, not "
+                          f"{type(trace).__name__}")
 
 
 def _data_parallel(pipeline, rank, world_size, deterministic):
@@ -68,7 +89,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    n_fft=400, hop_length=160, n_mels=64, batch_size=256,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
                    audio_column="audio", label_column="label", rank=0,
-                   world_size=1, deterministic=False, resumable=False):
+                   world_size=1, deterministic=False, resumable=False,
+                   trace=None):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -102,6 +124,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     contiguous run of rows, the shards disjoint and together every row.
     `deterministic` gives the same batches at any thread count;
     `resumable` lets DataLoader.checkpoint() work without it (as for
+    lc0_pipeline). `trace` records a trace of the run (as for
     lc0_pipeline).
     """
     directories = _directories(paths)
@@ -122,6 +145,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                                **_data_parallel("audio", rank, world_size,
                                                 deterministic)))
     config.resumable = bool(resumable)
+    _set_trace(config, trace)
     return config
 
 
