@@ -38,6 +38,14 @@ struct StreamCursor {
   uint32_t ordinal = 0;
 };
 
+// The unit in which a stage's output is resumed and acknowledged
+// (Stage::resume_unit): a count of its items, or a group and the items of
+// it already taken, read from each item's StreamCursor.
+enum class ResumeUnit {
+  kItems,    // ResumeRequest::from counts items; skip is 0
+  kCursors,  // from is a group (StreamCursor::position), skip its items taken
+};
+
 // What a stage needs from its input stage's resumed run.
 struct ResumeRequest {
   // The point of the input stream from which the stage needs items again;
@@ -48,6 +56,15 @@ struct ResumeRequest {
   // Items of group `from` already taken in, to drop again (a stage whose
   // input comes in groups; 0 otherwise).
   uint32_t skip = 0;
+};
+
+// What an item arriving at a resuming stage is (a stage whose state names
+// items that its input reads again first; stages/generic/reservoir_stage.h
+// asks the item type through RestoreRoleOf(item)).
+enum class RestoreRole {
+  kRestored,      // read again for the stage's state
+  kEndOfRestore,  // an empty marker after the last restored item
+  kStream,        // the first item of the resumed stream
 };
 
 }  // namespace sluice

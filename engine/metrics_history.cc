@@ -1,21 +1,11 @@
 #include "engine/metrics_history.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 #include <utility>
 
 #include "engine/metrics_accumulator.h"
 
 namespace sluice {
-
-uint64_t ResidentSetBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t total_pages = 0, resident_pages = 0;
-  if (!(statm >> total_pages >> resident_pages)) return 0;
-  return resident_pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
 
 MetricsHistory::MetricsHistory(size_t max_samples)
     : max_samples_(std::max<size_t>(max_samples, 2)) {}
@@ -29,12 +19,11 @@ void MetricsHistory::Merge(const Sample& later, Sample& earlier) {
   earlier.metrics.set_elapsed_seconds(earlier.end_seconds);
 }
 
-void MetricsHistory::Add(const DataLoaderMetricsProto& snapshot,
-                         uint64_t rss_bytes) {
+void MetricsHistory::Add(const DataLoaderMetricsProto& snapshot) {
   Sample sample;
   sample.end_seconds = snapshot.elapsed_seconds();
   sample.span_seconds = snapshot.interval_seconds();
-  sample.rss_bytes = rss_bytes;
+  sample.rss_bytes = snapshot.rss_bytes();
   sample.metrics = snapshot;
   sample.metrics.clear_total_stage_metrics();
   if (pending_.has_value()) {

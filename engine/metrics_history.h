@@ -3,7 +3,7 @@
 // bindings/report/html_report.h).
 //
 //   MetricsHistory history;                      // at most 360 samples
-//   history.Add(snapshot, ResidentSetBytes());   // every metrics interval
+//   history.Add(snapshot);                       // every metrics interval
 //   for (const MetricsHistory::Sample& sample : history.Samples()) ...
 //
 // Promises:
@@ -30,10 +30,6 @@
 
 namespace sluice {
 
-// Resident set size of this process now, in bytes (/proc/self/statm; 0
-// when unreadable).
-uint64_t ResidentSetBytes();
-
 class MetricsHistory {
  public:
   // Consecutive snapshots folded together.
@@ -52,9 +48,9 @@ class MetricsHistory {
   // `max_samples` at least 2.
   explicit MetricsHistory(size_t max_samples = 360);
 
-  // Adds one interval snapshot (its stage_metrics; totals are ignored) and
-  // the RSS measured with it.
-  void Add(const DataLoaderMetricsProto& snapshot, uint64_t rss_bytes);
+  // Adds one interval snapshot (its stage_metrics and rss_bytes; totals are
+  // ignored).
+  void Add(const DataLoaderMetricsProto& snapshot);
   // The samples in time order, the one being filled last.
   std::vector<Sample> Samples() const;
   // Snapshots each full sample covers now (1, 2, 4, ...).

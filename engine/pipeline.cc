@@ -8,6 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "engine/log.h"
 #include "engine/metrics_accumulator.h"
+#include "engine/metrics_exporter.h"
+#include "engine/process_stats.h"
 #include "engine/stable_hash.h"
 #include "engine/status_macros.h"
 #include "google/protobuf/descriptor.h"
@@ -21,7 +23,7 @@ namespace {
 using google::protobuf::FieldDescriptor;
 
 // The LoaderCheckpoint.format this build writes and reads.
-constexpr uint32_t kCheckpointFormat = 1;
+constexpr uint32_t kCheckpointFormat = 2;
 
 // StageConfig fields numbered from here on are stage-specific configs.
 constexpr int kFirstStageTypeField = 100;
@@ -159,6 +161,7 @@ absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
         absl::StrCat("DataLoaderConfig: field 'rank' (", config.rank(),
                      ") must be below world_size (", config.world_size(), ")"));
   }
+  SLUICE_RETURN_IF_ERROR(MetricsExporter::CheckConfig(config));
   if (config.has_trace()) {
     SLUICE_RETURN_IF_ERROR(TraceRecorder::Validate(config.trace()));
     trace_ = std::make_unique<TraceRecorder>(config.trace());
@@ -318,6 +321,12 @@ absl::Status Pipeline::Start() {
           {"", last.GetOutput(names.front()), stages_.back().get()});
     }
   }
+  if (options_.metrics_port() != 0) {
+    SLUICE_ASSIGN_OR_RETURN(metrics_exporter_,
+                            MetricsExporter::Start(options_, Wiring(), [this] {
+                              return LatestSnapshot();
+                            }));
+  }
   executor_ = std::make_unique<Executor>(
       Executor::Options{.threads = options_.worker_threads(),
                         .placement = PlacementOf(options_.worker_placement()),
@@ -361,6 +370,7 @@ void Pipeline::Stop() {
   }
   TakeSnapshot();
   executor_->Stop();
+  metrics_exporter_.reset();
   WriteTrace();
 }
 
@@ -477,14 +487,17 @@ void Pipeline::TakeSnapshot() {
       std::chrono::duration<double>(now - last_snapshot_at_).count());
   snapshot.set_elapsed_seconds(
       std::chrono::duration<double>(now - started_at_).count());
-  snapshot.set_snapshot_index(latest_.snapshot_index() +
+  snapshot.set_snapshot_index(latest_->snapshot_index() +
                               (has_snapshot_ ? 1 : 0));
   if (executor_ != nullptr) {
     snapshot.set_io_backend(std::string(executor_->io_backend()));
     const io::AsyncFileReader::Counts reads = executor_->file_reader().counts();
     snapshot.set_reads_from_page_cache(reads.inline_reads);
     snapshot.set_reads_through_backend(reads.backend_reads);
+    snapshot.set_bytes_from_page_cache(reads.inline_bytes);
+    snapshot.set_bytes_through_backend(reads.backend_bytes);
   }
+  snapshot.set_rss_bytes(ReadResidentBytes());
   totals_.resize(stages_.size());
   for (size_t i = 0; i < stages_.size(); ++i) {
     StageMetricProto interval = stages_[i]->FlushMetrics();
@@ -493,9 +506,9 @@ void Pipeline::TakeSnapshot() {
     *snapshot.add_total_stage_metrics() = totals_[i];
   }
   // Snapshots taken before Start() are not part of the run.
-  if (executor_ != nullptr) history_.Add(snapshot, ResidentSetBytes());
+  if (executor_ != nullptr) history_.Add(snapshot);
   last_snapshot_at_ = now;
-  latest_ = std::move(snapshot);
+  latest_ = std::make_shared<const DataLoaderMetricsProto>(std::move(snapshot));
   has_snapshot_ = true;
 }
 
@@ -514,12 +527,59 @@ DataLoaderMetricsProto Pipeline::GetMetrics() {
   DataLoaderMetricsProto metrics;
   {
     std::lock_guard lock(metrics_mu_);
-    metrics = latest_;
+    metrics = *latest_;
   }
   if (absl::Status failure = status(); !failure.ok()) {
     metrics.set_error(std::string(failure.message()));
   }
   return metrics;
+}
+
+uint16_t Pipeline::metrics_port() const {
+  return metrics_exporter_ != nullptr ? metrics_exporter_->port() : 0;
+}
+
+std::shared_ptr<const DataLoaderMetricsProto> Pipeline::LatestSnapshot() {
+  std::shared_ptr<const DataLoaderMetricsProto> latest;
+  {
+    std::lock_guard lock(metrics_mu_);
+    latest = latest_;
+  }
+  if (absl::Status failure = status(); !failure.ok()) {
+    auto failed = std::make_shared<DataLoaderMetricsProto>(*latest);
+    failed->set_error(std::string(failure.message()));
+    return failed;
+  }
+  return latest;
+}
+
+PipelineWiring Pipeline::Wiring() const {
+  auto name = [this](const ChannelBase* channel) -> PipelineWiring::Channel {
+    const Stage* owner = OwnerOf(channel);
+    if (owner == nullptr) return {};
+    for (const std::string& output : owner->OutputNames()) {
+      if (owner->GetOutput(output) == channel) return {owner->name(), output};
+    }
+    return {};
+  };
+  PipelineWiring wiring;
+  for (const auto& config : stage_configs_) {
+    for (const std::string& reference : config->input()) {
+      absl::StatusOr<ChannelBase*> channel =
+          ResolveReference(reference, config->name());
+      if (channel.ok()) {
+        wiring.inputs.push_back({config->name(), name(*channel)});
+      }
+    }
+  }
+  for (const Output& output : outputs_) {
+    PipelineWiring::Channel channel = name(output.channel);
+    std::string alias = output.alias.empty()
+                            ? absl::StrCat(channel.stage, ".", channel.output)
+                            : output.alias;
+    wiring.outputs.push_back({std::move(alias), std::move(channel)});
+  }
+  return wiring;
 }
 
 ChannelBase::TakeResult Pipeline::TakeAndDiscard(
@@ -616,8 +676,9 @@ absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
   }
   if (checkpoint.format() != kCheckpointFormat) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "resume: checkpoint format ", checkpoint.format(),
-        " is not the format this build reads (", kCheckpointFormat, ")"));
+        "resume: the checkpoint is in format ", checkpoint.format(),
+        " (written by another sluice version); this build reads format ",
+        kCheckpointFormat, " only"));
   }
   if (!Resumable()) {
     return absl::FailedPreconditionError(

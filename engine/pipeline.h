@@ -35,6 +35,7 @@
 #include "engine/element_type.h"
 #include "engine/executor.h"
 #include "engine/metrics_history.h"
+#include "engine/prometheus_metrics.h"
 #include "engine/stage.h"
 #include "engine/stage_context.h"
 #include "engine/task_group.h"
@@ -45,6 +46,8 @@
 #include "proto/stage_control.pb.h"
 
 namespace sluice {
+
+class MetricsExporter;
 
 // The bytes of `checkpoint`, with its digest set.
 std::string SerializeCheckpoint(LoaderCheckpoint checkpoint);
@@ -152,6 +155,9 @@ class Pipeline {
   absl::StatusOr<ChannelBase*> FindOutput(std::string_view alias) const;
   // Executor in use once started (nullptr before).
   Executor* executor() { return executor_.get(); }
+  // The port the Prometheus exporter listens on while the pipeline runs
+  // (DataLoaderConfig.metrics_port); 0 when there is none.
+  uint16_t metrics_port() const;
 
  private:
   struct Output {
@@ -189,6 +195,11 @@ class Pipeline {
   void AbortAll();
   asio::awaitable<void> MetricsLoop();
   void TakeSnapshot();
+  // Which channel each stage reads and the loader hands out, by name.
+  PipelineWiring Wiring() const;
+  // The latest snapshot without taking one, its error set if the pipeline
+  // failed (for the exporter's thread).
+  std::shared_ptr<const DataLoaderMetricsProto> LatestSnapshot();
 
   const StageFactory factory_;
   DataLoaderConfig options_;  // options only; stages are kept in stages_
@@ -229,10 +240,17 @@ class Pipeline {
   std::mutex metrics_mu_;
   std::chrono::steady_clock::time_point started_at_;
   std::chrono::steady_clock::time_point last_snapshot_at_;
-  DataLoaderMetricsProto latest_;
+  // Replaced whole by each snapshot, so that readers share it without
+  // copying under the lock.
+  std::shared_ptr<const DataLoaderMetricsProto> latest_ =
+      std::make_shared<const DataLoaderMetricsProto>();
   bool has_snapshot_ = false;
   std::vector<StageMetricProto> totals_;
   MetricsHistory history_;
+
+  // Serves the latest snapshot to Prometheus (metrics_port); destroyed
+  // first, as it reads the members above.
+  std::unique_ptr<MetricsExporter> metrics_exporter_;
 };
 
 }  // namespace sluice

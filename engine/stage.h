@@ -107,6 +107,9 @@ class Stage {
   // before `consumed` (in the unit this stage's ResumeRequests use): logs
   // kept for checkpoints may drop them. Called from any thread.
   virtual void Acknowledge(uint64_t consumed) {}
+  // The unit of this stage's ResumeRequests and acknowledgements, for the
+  // stage below, which must speak it. Default: kItems.
+  virtual ResumeUnit resume_unit() const { return ResumeUnit::kItems; }
   // Saves into `state` what the stage holds, such that after
   // RestoreCheckpoint(state) it produces its output again from
   // `downstream.from` on (and first the items of `downstream.restore`);

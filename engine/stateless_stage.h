@@ -1,8 +1,8 @@
 // StatelessStage: the base of a stage that keeps nothing between items and,
 // in deterministic mode, hands its output on in input order (a map stage
 // such as a decoder). Checkpoints pass through it: a ResumeRequest from the
-// stage below goes unchanged to the stage above, as do acknowledgements,
-// and its saved state is empty.
+// stage below goes unchanged to the stage above, as do acknowledgements
+// (in the unit of the stage above), and its saved state is empty.
 #ifndef SLUICE_ENGINE_STATELESS_STAGE_H_
 #define SLUICE_ENGINE_STATELESS_STAGE_H_
 
@@ -21,6 +21,10 @@ class StatelessStage : public Stage {
  public:
   void Acknowledge(uint64_t consumed) override {
     if (upstream() != nullptr) upstream()->Acknowledge(consumed);
+  }
+  ResumeUnit resume_unit() const override {
+    return upstream() != nullptr ? upstream()->resume_unit()
+                                 : ResumeUnit::kItems;
   }
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override {

@@ -6,7 +6,7 @@
 // the waker's CPU. The two then take turns on one CPU while the other
 // thread keeps a CPU to itself: on the 2-core VM, beside a memory-bound
 // co-runner, the floating pipeline got 0.9-1.0 CPUs and 67-86 % of its
-// no-engine bound; pinned, 90-105 % (docs/performance.md, issue 23).
+// no-engine bound; pinned, 90-105 % (docs/performance.md).
 // Pinning is only automatic when the loader asks for every CPU the process
 // may use (then each CPU gets one worker either way, and pinning only stops
 // the stacking) and does not run at a lowered priority (niceness above 0:

@@ -345,7 +345,9 @@ bool AsyncFileReader::uses_io_uring() const {
 
 AsyncFileReader::Counts AsyncFileReader::counts() const {
   return {.inline_reads = inline_reads_.load(std::memory_order_relaxed),
-          .backend_reads = backend_reads_.load(std::memory_order_relaxed)};
+          .backend_reads = backend_reads_.load(std::memory_order_relaxed),
+          .inline_bytes = inline_bytes_.load(std::memory_order_relaxed),
+          .backend_bytes = backend_bytes_.load(std::memory_order_relaxed)};
 }
 
 std::optional<size_t> AsyncFileReader::CopyCached(const ReadRequest& request) {
@@ -402,6 +404,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
     if (cached_reads_inline_.load(std::memory_order_relaxed)) {
       if (std::optional<size_t> got = CopyCached(request)) {
         inline_reads_.fetch_add(1, std::memory_order_relaxed);
+        inline_bytes_.fetch_add(*got, std::memory_order_relaxed);
         // A short copy stops at end of file or at a page not yet cached:
         // the backend reads the rest (and finds end of file if it is).
         if (*got == 0 || *got == request.buffer.size()) {
@@ -440,9 +443,11 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
             backend_->Submit(ops);
           },
           asio::use_awaitable);
+  uint64_t backend_bytes = 0;
   for (size_t k = 0; k < issued.size(); ++k) {
     const ReadRequest& request = requests[issued[k]];
     if (done[k] >= 0) {
+      backend_bytes += static_cast<uint64_t>(done[k]);
       results[issued[k]] = copied[k] + static_cast<size_t>(done[k]);
     } else if (copied[k] > 0) {
       results[issued[k]] = copied[k];  // a short read; the next one fails
@@ -450,6 +455,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
       results[issued[k]] = ReadError(-done[k], request.fd, request.offset);
     }
   }
+  backend_bytes_.fetch_add(backend_bytes, std::memory_order_relaxed);
   if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
   co_return results;
 }

@@ -71,10 +71,12 @@ class AsyncFileReader {
   };
 
   // How the reads so far were served (a read split between the two counts
-  // in both).
+  // in both), and the bytes each part returned.
   struct Counts {
     uint64_t inline_reads = 0;   // copied from the page cache at once
     uint64_t backend_reads = 0;  // handed to io_uring or the threads
+    uint64_t inline_bytes = 0;
+    uint64_t backend_bytes = 0;
   };
 
   AsyncFileReader(asio::io_context& io_context, Options options);
@@ -150,6 +152,8 @@ class AsyncFileReader {
   std::atomic<bool> cached_reads_inline_;
   std::atomic<uint64_t> inline_reads_{0};
   std::atomic<uint64_t> backend_reads_{0};
+  std::atomic<uint64_t> inline_bytes_{0};
+  std::atomic<uint64_t> backend_bytes_{0};
   std::atomic<ReadObserver*> observer_{nullptr};
 };
 

@@ -18,7 +18,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchIoUsage[] =
     "usage: sluice bench io PATH... [--json] [--compare-fio]\n"
     "                       [--queue-depth N] [--small-files-limit N]\n"
     "                       [--small-file-max-bytes N] [--fio-seconds N]\n"
@@ -49,11 +49,6 @@ constexpr char kUsage[] =
     "  --fio-seconds N      length of each warm comparison run (default 2)\n"
     "  --fio-rounds N       fio and sluice take turns N times per case; the\n"
     "                       best of each is shown (default 3)\n";
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench io: " << message << " (see sluice bench io --help)\n";
-  return 2;
-}
 
 struct Row {
   std::string mode;  // "sequential" or "small-files"
@@ -114,12 +109,14 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
                 {"queue-depth", "small-files-limit", "small-file-max-bytes",
                  "fio-seconds", "fio-rounds"},
                 /*switches=*/{"json", "compare-fio"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok())
+    return UsageError(err, "bench io", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchIoUsage;
     return 0;
   }
-  if (parsed->positional.empty()) return UsageError(err, "expected PATH...");
+  if (parsed->positional.empty())
+    return UsageError(err, "bench io", "expected PATH...");
   const bool json = parsed->flags.contains("json");
   const bool compare_fio = parsed->flags.contains("compare-fio");
   absl::StatusOr<int64_t> depth = IntFlag(*parsed, "queue-depth", 32, 1, 4096);
@@ -133,12 +130,14 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
       IntFlag(*parsed, "fio-rounds", 3, 1, 100);
   for (const auto* value :
        {&depth, &small_limit, &small_max_bytes, &fio_seconds, &fio_rounds}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench io", value->status().message());
   }
   absl::StatusOr<FileSet> files = CollectFiles(parsed->positional);
-  if (!files.ok()) return UsageError(err, files.status().message());
+  if (!files.ok()) return UsageError(err, "bench io", files.status().message());
   if (files->paths.empty() || files->total_bytes == 0) {
-    return UsageError(err, "no non-empty files under the given paths");
+    return UsageError(err, "bench io",
+                      "no non-empty files under the given paths");
   }
 
   const bool can_evict = EvictFromPageCache(*files);

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "bindings/report/html_report.h"
 #include "engine/config_text.h"
@@ -25,11 +26,11 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchPipelineUsage[] =
     "usage: sluice bench pipeline [CONFIG.textproto] [--threads 1,2]\n"
     "                             [--seconds N] [--batches N] [--data DIR]\n"
-    "                             [--json] [--report FILE.html]\n"
-    "                             [--trace FILE.json]\n"
+    "                             [--json] [--metrics-port P]\n"
+    "                             [--report FILE.html] [--trace FILE.json]\n"
     "\n"
     "End-to-end throughput of a pipeline, pulling its first output: for\n"
     "each thread count, the time to the first batch, then batches/s and\n"
@@ -48,12 +49,6 @@ constexpr char kUsage[] =
     "                  to F (F-threadsN.json with several thread counts)\n";
 
 using Clock = std::chrono::steady_clock;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench pipeline: " << message
-      << " (see sluice bench pipeline --help)\n";
-  return 2;
-}
 
 // What the child process reports through the pipe, before the metrics.
 struct ChildReport {
@@ -225,23 +220,30 @@ absl::StatusOr<PipelineMeasurement> MeasurePipeline(
 
 int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args, {"threads", "seconds", "batches", "data", "report", "trace"},
-      {"json"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args,
+                WithMetricsFlags({"threads", "seconds", "batches", "data",
+                                  "report", "trace"}),
+                {"json"});
+  if (!parsed.ok())
+    return UsageError(err, "bench pipeline", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchPipelineUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() > 1) {
-    return UsageError(err, "expected at most one CONFIG");
+    return UsageError(err, "bench pipeline", "expected at most one CONFIG");
   }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 10, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 1, INT64_MAX);
   for (const auto* value : {&seconds, &batches}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench pipeline", value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok())
+    return UsageError(err, "bench pipeline", metrics.status().message());
   std::vector<unsigned> thread_counts;
   const std::string threads_text = parsed->flags.contains("threads")
                                        ? parsed->flags.find("threads")->second
@@ -249,8 +251,9 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   for (absl::string_view part : absl::StrSplit(threads_text, ',')) {
     unsigned count = 0;
     if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 1024) {
-      return UsageError(err, "bad value '" + threads_text +
-                                 "' for --threads: expected e.g. 1,2");
+      return UsageError(
+          err, "bench pipeline",
+          "bad value '" + threads_text + "' for --threads: expected e.g. 1,2");
     }
     thread_counts.push_back(count);
   }
@@ -271,7 +274,7 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
       if (absl::Status writable =
               CheckOutputFlag(flag, RunPath(path, threads, several));
           !writable.ok()) {
-        return UsageError(err, writable.message());
+        return UsageError(err, "bench pipeline", writable.message());
       }
     }
   }
@@ -295,16 +298,19 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     }
     absl::StatusOr<DataLoaderConfig> lc0 = lc0::MakePipeline(
         {.directories = {data}, .reservoir_size = 50000, .min_fill = 10000});
-    if (!lc0.ok()) return UsageError(err, lc0.status().message());
+    if (!lc0.ok())
+      return UsageError(err, "bench pipeline", lc0.status().message());
     config = *lc0;
   } else {
     absl::StatusOr<DataLoaderConfig> loaded =
         ReadConfigFile(parsed->positional[0]);
-    if (!loaded.ok()) return UsageError(err, loaded.status().message());
+    if (!loaded.ok())
+      return UsageError(err, "bench pipeline", loaded.status().message());
     config = *loaded;
     if (!data.empty()) SetDataDirectory(data, &config);
   }
 
+  metrics->ApplyTo(&config);
   std::vector<PipelineMeasurement> runs;
   for (unsigned threads : thread_counts) {
     const RunOutputs run_outputs{
@@ -319,9 +325,11 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
         MeasurePipeline(config, threads, *seconds, *batches, run_outputs);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kInvalidArgument) {
-        return UsageError(err, run.status().message());
+        return UsageError(err, "bench pipeline",
+                          NameMetricsFlags(run.status().message()));
       }
-      err << "sluice bench pipeline: " << run.status().message() << "\n";
+      err << "sluice bench pipeline: "
+          << NameMetricsFlags(run.status().message()) << "\n";
       return 1;
     }
     runs.push_back(*run);

@@ -23,6 +23,17 @@ std::string LoadBar(double load) {
   return std::string(filled, '#') + std::string(kWidth - filled, '.');
 }
 
+// "games 12 probed 340 ..." for a rescorer stage, else "".
+std::string RescorerCounts(const StageMetricProto& stage) {
+  if (!stage.has_chunk_rescorer()) return "";
+  const ChunkRescorerMetricsProto& r = stage.chunk_rescorer();
+  return absl::StrFormat(
+      "games %d, positions %d, probed %d, results changed %d, DTZ decisions "
+      "%d, blunders %d, boosted entries %d",
+      r.games(), r.positions(), r.positions_probed(), r.results_changed(),
+      r.dtz_decisions(), r.blunders(), r.boosted_entries());
+}
+
 std::string Rate(double per_second) {
   if (per_second >= 1e6) return absl::StrFormat("%.2fM", per_second / 1e6);
   if (per_second >= 1e4) return absl::StrFormat("%.1fk", per_second / 1e3);
@@ -105,6 +116,12 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
         show_type ? absl::StrFormat("%-24s ", stage.type()) : "",
         LoadBar(stage.load().load()), stage.load().load(), Rate(put / seconds),
         size, capacity, drops, SkippedTotal(stage)));
+    // A rescorer's counts since start, under its row.
+    if (const StageMetricProto* total =
+            report::FindStage(metrics.total_stage_metrics(), stage.name());
+        total != nullptr && total->has_chunk_rescorer()) {
+      lines.push_back("  " + RescorerCounts(*total));
+    }
   }
   // Back to the first line of the previous block, redraw every line (cut
   // short of the last column, so the cursor never wraps), erase the rest.
@@ -156,6 +173,9 @@ void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics,
     out_ << absl::StrFormat("  %-18s load %.2f (busy %.1fs)%s%s\n",
                             stage.name(), run_load, load.busy_seconds(),
                             skips.empty() ? "" : ", skipped:", skips);
+    if (stage.has_chunk_rescorer()) {
+      out_ << "    " << RescorerCounts(stage) << "\n";
+    }
   }
   const report::Bottleneck bottleneck =
       report::FindBottleneck(config_, metrics, fill);

@@ -151,6 +151,16 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& run_config,
     loader.Start();
   } catch (const ConfigError& error) {
     return absl::InvalidArgumentError(error.what());
+  } catch (const PipelineError& error) {
+    // E.g. the metrics port is taken.
+    return absl::UnavailableError(error.what());
+  }
+  if (const uint16_t port = loader.pipeline().metrics_port(); port != 0) {
+    const std::string& address = config.metrics_address();
+    out << "Prometheus metrics: http://"
+        << (address.find(':') != std::string::npos ? "[" + address + "]"
+                                                   : address)
+        << ":" << port << "/metrics\n";
   }
   const auto write_checkpoint = [&]() -> absl::Status {
     try {

@@ -253,8 +253,18 @@ std::string BottleneckSection(const RunReportInputs& inputs,
 }
 
 std::string TotalsTable(const RunReportInputs& inputs) {
+  // The coroutines each stage ran at most at once (the totals hold those
+  // still running at the end: none once a run stopped).
+  std::map<std::string, uint32_t> most_workers;
+  for (const MetricsHistory::Sample& sample : inputs.history) {
+    for (const StageMetricProto& stage : sample.metrics.stage_metrics()) {
+      uint32_t& most = most_workers[stage.name()];
+      most = std::max(most, stage.load().workers());
+    }
+  }
   std::string html =
-      "<table><tr><th>stage</th><th class=\"num\">coroutines</th>"
+      "<table><tr><th>stage</th><th class=\"num\">coroutines (most at "
+      "once)</th>"
       "<th class=\"num\">items out</th><th class=\"num\">dropped by a "
       "channel</th><th>skipped, by reason</th></tr>\n";
   for (const StageMetricProto& stage : inputs.metrics.total_stage_metrics()) {
@@ -269,7 +279,7 @@ std::string TotalsTable(const RunReportInputs& inputs) {
     }
     absl::StrAppend(
         &html, "<tr><td>", EscapeHtml(stage.name()), "</td><td class=\"num\">",
-        stage.load().workers(), "</td><td class=\"num\">", out,
+        most_workers[stage.name()], "</td><td class=\"num\">", out,
         "</td><td class=\"num\">", dropped, "</td><td>",
         EscapeHtml(skips.empty() ? "none" : absl::StrJoin(skips, ", ")),
         "</td></tr>\n");

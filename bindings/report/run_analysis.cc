@@ -1,9 +1,9 @@
 #include "bindings/report/run_analysis.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace sluice::report {
 namespace {
@@ -22,16 +22,16 @@ std::string OutputStageName(const DataLoaderConfig& config) {
   return reference.substr(0, reference.find('.'));
 }
 
+}  // namespace
+
 const StageMetricProto* FindStage(
     const google::protobuf::RepeatedPtrField<StageMetricProto>& stages,
-    std::string_view name) {
+    absl::string_view name) {
   for (const StageMetricProto& stage : stages) {
     if (stage.name() == name) return &stage;
   }
   return nullptr;
 }
-
-}  // namespace
 
 Throughput ComputeThroughput(const DataLoaderConfig& config,
                              const DataLoaderMetricsProto& metrics,

@@ -17,11 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "engine/metrics_history.h"
 #include "proto/data_loader_config.pb.h"
 #include "proto/data_loader_metrics.pb.h"
 
 namespace sluice::report {
+
+// The metrics of the stage called `name` among `stages`, or nullptr.
+const StageMetricProto* FindStage(
+    const google::protobuf::RepeatedPtrField<StageMetricProto>& stages,
+    absl::string_view name);
 
 // Rates of the pipeline's output, over an interval or the whole run.
 struct Throughput {

@@ -50,7 +50,7 @@ std::string FormatSeconds(double seconds) {
 
 }  // namespace
 
-std::string EscapeHtml(std::string_view text) {
+std::string EscapeHtml(absl::string_view text) {
   std::string escaped;
   escaped.reserve(text.size());
   for (const char c : text) {
@@ -77,7 +77,7 @@ std::string EscapeHtml(std::string_view text) {
   return escaped;
 }
 
-std::string FormatValue(double value, std::string_view unit) {
+std::string FormatValue(double value, absl::string_view unit) {
   if (!std::isfinite(value)) return "n/a";
   if (unit == "%") return absl::StrFormat("%.0f%%", value * 100);
   const double magnitude = std::fabs(value);

@@ -16,8 +16,9 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace sluice::report {
 
@@ -43,10 +44,10 @@ std::string RenderLineChart(const LineChart& chart);
 
 // `value` with a unit: 0.42 as "42%" for unit "%", large values shortened
 // (12.3k, 4.56M), else up to three significant digits.
-std::string FormatValue(double value, std::string_view unit);
+std::string FormatValue(double value, absl::string_view unit);
 
 // `text` with &, <, >, " and ' escaped for HTML text and attributes.
-std::string EscapeHtml(std::string_view text);
+std::string EscapeHtml(absl::string_view text);
 
 }  // namespace sluice::report
 

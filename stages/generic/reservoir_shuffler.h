@@ -98,7 +98,7 @@ struct ReservoirMetrics {
 };
 
 // The state ReservoirShuffler::Save() gives (references, see above).
-struct ReservoirCheckpoint {
+struct ReservoirState {
   std::vector<ItemRef> pending;    // emitted, not yet acknowledged
   std::vector<ItemRef> reservoir;  // slot by slot
   uint64_t random_state = 0;
@@ -297,12 +297,12 @@ class ReservoirShuffler {
   // The state from which a restored shuffler emits again from its item
   // `from` (of this run) on. Thread-safe. False when `from` was already
   // acknowledged or is beyond what was emitted.
-  std::optional<ReservoirCheckpoint> Save(uint64_t from) requires kJournaled {
+  std::optional<ReservoirState> Save(uint64_t from) requires kJournaled {
     std::lock_guard lock(mu_);
     if (from < journal_base_ || from > journal_base_ + journal_.size()) {
       return std::nullopt;
     }
-    ReservoirCheckpoint saved;
+    ReservoirState saved;
     saved.pending.assign(journal_.begin() + (from - journal_base_),
                          journal_.end());
     saved.reservoir.reserve(reservoir_.size());

@@ -22,45 +22,32 @@
 // - Its generator is seeded from the pipeline seed and the stage name.
 // - One coroutine, yielding every few thousand examples; Stop() ends it at
 //   its next channel wait.
-// - Checkpoints (deterministic mode; engine/checkpoint.h): it saves the
-//   examples it emitted that no batch handed out holds yet and its
-//   reservoir, slot by slot, as their sources' references
-//   (Example::origin), with its generator and where its input resumes (the
-//   cursor of the last example taken in). Positions downstream are
-//   examples emitted in this run. A resumed buffer takes the restored
-//   examples (origin().restored) up to the first of the stream; references
-//   that could not be read again are counted (checkpoint_example_missing).
+// - Checkpoints (stages/generic/reservoir_stage.h): the examples it
+//   emitted that no batch handed out holds yet and its reservoir, as their
+//   sources' references (Example::origin). A resumed buffer takes the
+//   restored examples (origin().restored) up to the first of the stream;
+//   references that could not be read again are counted
+//   (checkpoint_example_missing).
 // - Metrics: capacity, fill (residents now), examples received and emitted.
 #ifndef SLUICE_STAGES_GENERIC_SHUFFLE_BUFFER_H_
 #define SLUICE_STAGES_GENERIC_SHUFFLE_BUFFER_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
-#include "proto/loader_checkpoint.pb.h"
 #include "stages/generic/example.h"
-#include "stages/generic/reservoir_shuffler.h"
+#include "stages/generic/reservoir_stage.h"
 
 namespace sluice {
 
-class ShuffleBuffer final : public Stage {
+class ShuffleBuffer final : public ReservoirStage<Example> {
  public:
   // Errors: size 0, min_fill above size, an input that is not one channel
   // of Example.
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);
-
-  void Start(const StageRuntime& runtime) override;
-  void PrepareCheckpoints() override;
-  void Acknowledge(uint64_t consumed) override;
-  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
-      const ResumeRequest& downstream, std::string* state) override;
-  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -68,18 +55,6 @@ class ShuffleBuffer final : public Stage {
  private:
   ShuffleBuffer(const StageContext& context, uint64_t size, uint64_t min_fill,
                 Channel<Example>* input);
-
-  asio::awaitable<void> Run();
-  // A resumed buffer: takes the restored examples and restores the
-  // shuffler; false when the input ended or the stage stopped first.
-  asio::awaitable<bool> TakeRestoredExamples();
-
-  Channel<Example>* const input_;
-  Channel<Example>* const output_;
-  ReservoirShuffler<Example> shuffler_;
-  std::optional<ShuffleBufferCheckpoint> resume_from_;
-  // False while a resumed buffer is still taking its restored examples.
-  std::atomic<bool> restored_{true};
 };
 
 }  // namespace sluice

@@ -287,4 +287,15 @@ bool IsReadFailure(const absl::Status& error) {
   return !absl::IsInvalidArgument(error) && !absl::IsResourceExhausted(error);
 }
 
+std::string_view GunzipSkipReason(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return "not_gzip";
+    case absl::StatusCode::kResourceExhausted:
+      return "decompressed_too_large";
+    default:
+      return "corrupt_gzip";
+  }
+}
+
 }  // namespace sluice::lc0

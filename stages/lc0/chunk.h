@@ -60,8 +60,10 @@ struct Chunk {
   // data and with `end_of_restore` follows them.
   std::vector<uint32_t> restore_records;
   bool end_of_restore = false;
-  // The compressed chunk (starts with the gzip magic bytes).
+  // The compressed chunk (starts with the gzip magic bytes), or, when
+  // `decompressed`, its records as they are (a rescorer's output).
   ChunkBytes data;
+  bool decompressed = false;
 
   // ChunkId(source_name, index_in_source).
   uint64_t id() const;
@@ -175,6 +177,9 @@ std::string_view IndexSkipReason(const absl::Status& error);
 // The skip reason for a ReadChunk() error: file_missing, permission_denied,
 // not_gzip, chunk_too_large, file_truncated or read_error.
 std::string_view ReadSkipReason(const absl::Status& error);
+// The skip reason for an io::Gunzip() error of a chunk: not_gzip,
+// decompressed_too_large or corrupt_gzip.
+std::string_view GunzipSkipReason(const absl::Status& error);
 // Whether a ReadChunk() error is a failed read (the file vanished, shrank,
 // or the read failed) rather than bytes read whole that are not a chunk
 // (not gzip, over the size limit).

@@ -13,6 +13,7 @@
 #define SLUICE_STAGES_LC0_FRAME_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "engine/checkpoint.h"
 #include "stages/lc0/format/packed_record.h"
@@ -40,12 +41,37 @@ struct Frame {
   static constexpr uint64_t kEndOfRestore = ~uint64_t{0} - 1;
 };
 
-// Checkpoints (stages/generic/reservoir_shuffler.h journals frames).
+// Checkpoints (stages/generic/reservoir_stage.h journals and restores
+// frames).
 inline ItemRef CheckpointRef(const Frame& frame) {
   return {.unit = frame.chunk_number, .index = frame.record_index};
 }
 inline StreamCursor CheckpointCursor(const Frame& frame) {
   return {.position = frame.chunk_position, .ordinal = frame.ordinal};
+}
+inline RestoreRole RestoreRoleOf(const Frame& frame) {
+  switch (frame.chunk_position) {
+    case Frame::kRestoredFrame:
+      return RestoreRole::kRestored;
+    case Frame::kEndOfRestore:
+      return RestoreRole::kEndOfRestore;
+    default:
+      return RestoreRole::kStream;
+  }
+}
+// A copy of a restored frame that a checkpoint names twice (records are
+// move-only: unpacked and packed again).
+inline Frame CopyItem(const Frame& frame) {
+  thread_local const std::unique_ptr<V6TrainingRecord> scratch =
+      std::make_unique_for_overwrite<V6TrainingRecord>();
+  frame.record.Unpack(scratch.get());
+  Frame copy{.record = PackedRecord::Pack(*scratch)};
+  copy.game_id = frame.game_id;
+  copy.chunk_number = frame.chunk_number;
+  copy.record_index = frame.record_index;
+  copy.ordinal = frame.ordinal;
+  copy.chunk_position = frame.chunk_position;
+  return copy;
 }
 
 // What a frame waiting in the reservoir holds: itself and its packed

@@ -25,46 +25,35 @@
 //   stage name, so parallel samplers are independent and reproducible.
 // - One coroutine; it yields to the executor every few thousand frames.
 //   Stop() ends it at its next channel wait.
-// - Checkpoints (deterministic mode): the reservoir and the frames emitted
-//   but not yet in a batch handed out are saved as references (chunk
-//   number, record index; ResumeRequest.restore asks the pool to read
-//   them again). A resumed sampler first takes those frames (restored
-//   frames up to the end-of-restore frame), then emits the pending ones,
-//   then goes on; frames whose source is gone are counted
-//   (`checkpoint_frame_missing`) and left out.
-// The reservoir is the generic one (stages/generic/reservoir_shuffler.h),
+// - Checkpoints (stages/generic/reservoir_stage.h): the reservoir and the
+//   frames emitted but not yet in a batch handed out are saved as
+//   references (chunk number, record index; ResumeRequest.restore asks the
+//   pool to read them again). Positions upstream are the pool's chunk
+//   positions (Frame::chunk_position). A resumed sampler first takes those
+//   frames (restored frames up to the end-of-restore frame), then emits
+//   the pending ones, then goes on; frames whose source is gone are
+//   counted (`checkpoint_frame_missing`) and left out.
+// The reservoir stage is the generic one (stages/generic/reservoir_stage.h),
 // shared with the shuffle_buffer stage of Examples.
 #ifndef SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 #define SLUICE_STAGES_LC0_SHUFFLING_FRAME_SAMPLER_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <optional>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
-#include "proto/loader_checkpoint.pb.h"
-#include "stages/generic/reservoir_shuffler.h"
+#include "stages/generic/reservoir_stage.h"
 #include "stages/lc0/frame.h"
 
 namespace sluice::lc0 {
 
-class ShufflingFrameSampler final : public Stage {
+class ShufflingFrameSampler final : public ReservoirStage<Frame> {
  public:
   // Errors: reservoir_size 0, min_fill above reservoir_size, an input that
   // is not one channel of Frame.
   static absl::StatusOr<std::unique_ptr<Stage>> Create(
       const StageContext& context);
-
-  void Start(const StageRuntime& runtime) override;
-  // Checkpoints: positions downstream are frames emitted in this run;
-  // upstream, the pool's chunk positions (Frame::chunk_position).
-  void PrepareCheckpoints() override;
-  void Acknowledge(uint64_t consumed) override;
-  absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
-      const ResumeRequest& downstream, std::string* state) override;
-  absl::Status RestoreCheckpoint(const std::string& state) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -72,17 +61,6 @@ class ShufflingFrameSampler final : public Stage {
  private:
   ShufflingFrameSampler(const StageContext& context, uint64_t reservoir_size,
                         uint64_t min_fill, Channel<Frame>* input);
-  asio::awaitable<void> Run();
-  // Takes the restored frames and restores the reservoir from them; false
-  // when the input ended first (Stop()).
-  asio::awaitable<bool> TakeRestoredFrames();
-
-  Channel<Frame>* const input_;
-  Channel<Frame>* const output_;
-  ReservoirShuffler<Frame> shuffler_;
-  // The checkpoint it resumes from, until its frames are restored.
-  std::optional<FrameSamplerCheckpoint> resume_from_;
-  std::atomic<bool> restored_{true};
 };
 
 }  // namespace sluice::lc0

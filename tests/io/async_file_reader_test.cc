@@ -262,6 +262,8 @@ TEST(AsyncFileReaderCacheTest, CachedBytesAreCopiedWithoutTheBackend) {
   EXPECT_EQ(*got[1], 0u);
   EXPECT_EQ(reader.counts().inline_reads, 2u);
   EXPECT_EQ(reader.counts().backend_reads, 0u);
+  EXPECT_EQ(reader.counts().inline_bytes, whole.size());
+  EXPECT_EQ(reader.counts().backend_bytes, 0u);
 }
 
 TEST(AsyncFileReaderCacheTest, ACopyCutShortByEndOfFileAsksTheBackendOnce) {
@@ -294,6 +296,10 @@ TEST(AsyncFileReaderCacheTest, PagesNotInTheCacheAreReadByTheBackend) {
   EXPECT_EQ(*got[0], whole.size());
   EXPECT_EQ(whole, file.content());
   EXPECT_EQ(reader.counts().backend_reads, 1u);
+  // What the backend read and what was cached already add up to the file.
+  EXPECT_EQ(reader.counts().inline_bytes + reader.counts().backend_bytes,
+            whole.size());
+  EXPECT_GT(reader.counts().backend_bytes, 0u);
 }
 
 TEST(AsyncFileReaderCacheTest, InjectedFaultsComeBeforeTheCache) {

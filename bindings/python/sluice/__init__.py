@@ -27,7 +27,7 @@ ones are re-exported here.
 from sluice._sluice import ConfigError, PipelineError
 from sluice._dataset import DataProvider, DatasetConsumer
 from sluice._loader import Batch, DataLoader
-from sluice._pipelines import (audio_pipeline, generate_audio,
+from sluice._pipelines import (Rescorer, audio_pipeline, generate_audio,
                                generate_games, lc0_pipeline)
 from sluice._tensors import Tensors
 from sluice.proto.data_loader_config_pb2 import (DataLoaderConfig,
@@ -45,6 +45,7 @@ __all__ = [
     "DataProvider",
     "DatasetConsumer",
     "PipelineError",
+    "Rescorer",
     "StageConfig",
     "StageControlRequest",
     "StageControlResponse",

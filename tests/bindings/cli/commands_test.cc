@@ -18,12 +18,14 @@
 #include "bindings/cli/run_command.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
+#include "engine/metrics_http_server.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/testing/http_test_client.h"
 #include "tests/testing/trace_check.h"
 
 namespace sluice::cli {
@@ -92,6 +94,12 @@ TEST_F(CommandsTest, ArgumentErrorsAreOneLineAndExitTwo) {
       {Invoke(RunDemoCommand, {"--seconds", "zero"}),
        "sluice demo: bad value 'zero' for --seconds"},
       {Invoke(RunDemoCommand, {"extra"}), "sluice demo: unexpected argument"},
+      {Invoke(RunDemoCommand, {"--metrics-port", "70000"}),
+       "sluice demo: bad value '70000' for --metrics-port"},
+      {Invoke(RunRunCommand, {"a.textproto", "--metrics-port", "0"}),
+       "sluice run: bad value '0' for --metrics-port"},
+      {Invoke(RunBenchCommand, {"pipeline", "--metrics-port", "x"}),
+       "sluice bench pipeline: bad value 'x' for --metrics-port"},
       {Invoke(RunBenchCommand, {}), "sluice bench: expected io or pipeline"},
       {Invoke(RunBenchCommand, {"disk"}), "sluice bench: unknown benchmark"},
       {Invoke(RunBenchCommand, {"io"}), "sluice bench io: expected PATH"},
@@ -193,6 +201,35 @@ TEST_F(CommandsTest, DemoRunsAndSummarisesWithoutEscapeCodes) {
   EXPECT_THAT(result.out, Not(HasSubstr(" 0 positions/s on average")));
 }
 
+TEST_F(CommandsTest, RunServesPrometheusMetricsOnTheFlagsPort) {
+  const fs::path config = fs::path(::testing::TempDir()) / "few.textproto";
+  std::ofstream(config) << R"pb(
+    stage {
+      name: "source"
+      counting_source { count: 1000 }
+    }
+  )pb";
+  const std::string port = absl::StrCat(testing::FreePort());
+  const Result served =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", port});
+  EXPECT_EQ(served.code, 0) << served.err;
+  EXPECT_THAT(served.out, HasSubstr(absl::StrCat(
+                              "Prometheus metrics: http://127.0.0.1:", port,
+                              "/metrics\n")));
+  // A port that is taken: the error names the flag.
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken =
+      MetricsHttpServer::Start({}, [] { return std::string(); });
+  ASSERT_TRUE(taken.ok());
+  const std::string busy_port = absl::StrCat((*taken)->port());
+  const Result busy =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", busy_port});
+  EXPECT_EQ(busy.code, 1);
+  EXPECT_THAT(busy.err, HasSubstr(absl::StrCat(
+                            "sluice run: --metrics-port (", busy_port,
+                            "): cannot listen on 127.0.0.1:", busy_port)));
+  EXPECT_THAT(busy.err, HasSubstr("in use"));
+}
+
 TEST_F(CommandsTest, RunWritesMetricsAsJsonLines) {
   const fs::path dir = fs::path(::testing::TempDir());
   const fs::path config = dir / "count.textproto";
@@ -287,8 +324,11 @@ TEST_F(CommandsTest, RunWritesAReportAndATraceOfItsReadsBatchesAndCheckpoints) {
                        ("report_and_trace_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ostringstream out;
+  // Stopped before the end of the data: checkpoints are of a run that goes
+  // on.
   auto run = RunWithLiveView(*config,
-                             {.checkpoint_path = (dir / "checkpoint").string(),
+                             {.max_batches = 20,
+                              .checkpoint_path = (dir / "checkpoint").string(),
                               .checkpoint_every = 5,
                               .report_path = (dir / "run.html").string(),
                               .report_title = "lc0 eval",
