@@ -5,8 +5,10 @@
         --rounds 5 --seconds 10 --threads 2
 
 Runs `sluice bench pipeline` (the default lc0 training pipeline on the demo
-data set) without and with `--trace`, interleaved (off, on, off, on, ...)
-so that the machine's drift hits both alike, and prints positions/s of each
+data set) without and with `--trace`, interleaved and in alternating order
+(off on, on off, off on, ...) so that the machine's drift and whatever the
+first run of a pair leaves the second hit both alike, and prints
+positions/s of each
 run, the ratio on/off of each round, and their median. The trace of each
 traced run is written to a temporary directory; its size and event count
 are printed too.
@@ -45,8 +47,12 @@ def main():
         print(f"{'round':>5} {'off pos/s':>12} {'on pos/s':>12} {'on/off':>7}"
               f" {'trace MB':>9} {'events':>9}")
         for round_index in range(args.rounds):
-            off = bench(args.sluice, args.threads, args.seconds)
-            on = bench(args.sluice, args.threads, args.seconds, trace)
+            if round_index % 2 == 0:
+                off = bench(args.sluice, args.threads, args.seconds)
+                on = bench(args.sluice, args.threads, args.seconds, trace)
+            else:
+                on = bench(args.sluice, args.threads, args.seconds, trace)
+                off = bench(args.sluice, args.threads, args.seconds)
             with open(trace) as f:
                 events = sum(1 for event in json.load(f)["traceEvents"]
                              if event["ph"] != "M")
