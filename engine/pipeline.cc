@@ -162,6 +162,10 @@ absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
                      ") must be below world_size (", config.world_size(), ")"));
   }
   SLUICE_RETURN_IF_ERROR(MetricsExporter::CheckConfig(config));
+  if (config.has_trace()) {
+    SLUICE_RETURN_IF_ERROR(TraceRecorder::Validate(config.trace()));
+    trace_ = std::make_unique<TraceRecorder>(config.trace());
+  }
   options_ = config;
   options_.clear_stage();
   options_.clear_output();
@@ -340,9 +344,11 @@ absl::Status Pipeline::Start() {
       stage->PrepareCheckpoints();
     }
   }
+  if (trace_ != nullptr) StartTrace();
   const StageRuntime runtime{executor_.get(), tasks_.get()};
   for (const auto& stage : stages_) stage->Start(runtime);
   tasks_->Spawn("metrics", MetricsLoop());
+  if (trace_ != nullptr) tasks_->Spawn("trace", TraceFillLoop());
   executor_->Start();
   return absl::OkStatus();
 }
@@ -365,6 +371,64 @@ void Pipeline::Stop() {
   TakeSnapshot();
   executor_->Stop();
   metrics_exporter_.reset();
+  WriteTrace();
+}
+
+void Pipeline::StartTrace() {
+  for (uint32_t i = 0; i < stages_.size(); ++i) {
+    Stage& stage = *stages_[i];
+    const uint32_t track = trace_->AddStage(stage.name(), stage.type());
+    stage.TraceInto(trace_.get(), track);
+    for (const std::string& name : stage.OutputNames()) {
+      ChannelBase* channel = stage.GetOutput(name);
+      traced_channels_.emplace_back(
+          channel, trace_->AddChannel(track, name, channel->capacity()));
+    }
+  }
+  for (const Output& output : outputs_) trace_->AddOutput(output.alias);
+  handed_out_ = std::make_unique<std::atomic<uint64_t>[]>(outputs_.size());
+  executor_->file_reader().SetObserver(trace_.get());
+  trace_->Begin(started_at_);
+}
+
+asio::awaitable<void> Pipeline::TraceFillLoop() {
+  // The last fill recorded per channel: a counter is recorded when it moves.
+  std::vector<int64_t> last(traced_channels_.size(), -1);
+  do {
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < traced_channels_.size(); ++i) {
+      const auto& [channel, track] = traced_channels_[i];
+      const auto size = static_cast<int64_t>(channel->Size());
+      if (size == last[i]) continue;
+      last[i] = size;
+      trace_->RecordFill(track, now, static_cast<uint64_t>(size));
+    }
+  } while (co_await abort_.SleepFor(trace_->counter_interval()));
+}
+
+void Pipeline::WriteTrace() {
+  if (trace_ == nullptr || trace_written_) return;
+  trace_written_ = true;
+  executor_->file_reader().SetObserver(nullptr);
+  absl::Status written = trace_->WriteFile();
+  if (!written.ok()) {
+    written = absl::Status(
+        written.code(),
+        absl::StrCat("DataLoaderConfig: field 'trace.file': ",
+                     "cannot write the trace: ", written.message()));
+    LogError(written.message());
+  } else if (trace_->dropped() > 0) {
+    LogWarning("trace: ", trace_->dropped(),
+               " events were left out (trace.max_events is ",
+               options_.trace().max_events(), ")");
+  }
+  std::lock_guard lock(trace_mu_);
+  trace_status_ = std::move(written);
+}
+
+absl::Status Pipeline::trace_status() const {
+  std::lock_guard lock(trace_mu_);
+  return trace_status_;
 }
 
 void Pipeline::AbortAll() {
@@ -443,9 +507,16 @@ void Pipeline::TakeSnapshot() {
     *snapshot.add_stage_metrics() = std::move(interval);
     *snapshot.add_total_stage_metrics() = totals_[i];
   }
+  // Snapshots taken before Start() are not part of the run.
+  if (executor_ != nullptr) history_.Add(snapshot);
   last_snapshot_at_ = now;
   latest_ = std::make_shared<const DataLoaderMetricsProto>(std::move(snapshot));
   has_snapshot_ = true;
+}
+
+std::vector<MetricsHistory::Sample> Pipeline::GetHistory() {
+  std::lock_guard lock(metrics_mu_);
+  return history_.Samples();
 }
 
 DataLoaderMetricsProto Pipeline::GetMetrics() {
@@ -517,12 +588,23 @@ ChannelBase::TakeResult Pipeline::TakeAndDiscard(
     std::chrono::nanoseconds timeout) {
   if (outputs_.empty()) return ChannelBase::TakeResult::kEndOfStream;
   ChannelBase* channel = outputs_.front().channel;
+  const auto asked_at = trace_ != nullptr
+                            ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point();
   const ChannelBase::TakeResult taken = channel->TakeAndDiscard(timeout);
-  if (taken == ChannelBase::TakeResult::kItem) Delivered(channel);
+  if (taken == ChannelBase::TakeResult::kItem) Delivered(channel, asked_at);
   return taken;
 }
 
-void Pipeline::Delivered(const ChannelBase* channel) {
+void Pipeline::Delivered(const ChannelBase* channel,
+                         std::chrono::steady_clock::time_point asked_at) {
+  if (trace_ != nullptr && handed_out_ != nullptr) {
+    for (uint32_t i = 0; i < outputs_.size(); ++i) {
+      if (outputs_[i].channel != channel) continue;
+      trace_->RecordBatch(i, handed_out_[i].fetch_add(1) + 1, asked_at,
+                          std::chrono::steady_clock::now());
+    }
+  }
   if (outputs_.empty() || channel != outputs_.front().channel) return;
   const uint64_t delivered = delivered_.fetch_add(1) + 1;
   if (Resumable() && outputs_.front().owner != nullptr) {
@@ -537,6 +619,7 @@ DataLoaderConfig Pipeline::BatchDefiningConfig() const {
   config.clear_metrics_interval_seconds();
   config.clear_use_io_uring();
   config.clear_worker_placement();
+  config.clear_trace();
   for (const auto& stage : stage_configs_) *config.add_stage() = *stage;
   for (const std::string& spec : output_specs_) config.add_output(spec);
   ClearParallelism(config);
@@ -559,6 +642,7 @@ absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
     return absl::FailedPreconditionError(
         "checkpoint: needs a pipeline with exactly one output");
   }
+  const auto began = std::chrono::steady_clock::now();
   // Stages acknowledging their input on their own would otherwise trim
   // logs that the stages upstream have yet to save.
   const std::unique_lock gate(checkpoint_gate_);
@@ -579,6 +663,10 @@ absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
     saved.set_name(stage->name());
     SLUICE_ASSIGN_OR_RETURN(
         request, stage->SaveCheckpoint(*request, saved.mutable_state()));
+  }
+  if (trace_ != nullptr) {
+    trace_->RecordCheckpoint(checkpoint.batches(), began,
+                             std::chrono::steady_clock::now());
   }
   return checkpoint;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <span>
@@ -35,6 +36,19 @@ constexpr size_t kMaxReadBytes = size_t{1} << 30;
 bool IoUringDisabledByEnvironment() {
   const char* value = std::getenv("SLUICE_DISABLE_IO_URING");
   return value != nullptr && std::string(value) != "0" && *value != '\0';
+}
+
+// Tells `observer` of a finished ReadAt or ReadBatchAt.
+void Observe(AsyncFileReader::ReadObserver* observer,
+             std::chrono::steady_clock::time_point begin,
+             std::span<const absl::StatusOr<size_t>> results,
+             size_t from_page_cache) {
+  uint64_t bytes = 0;
+  for (const absl::StatusOr<size_t>& result : results) {
+    if (result.ok()) bytes += *result;
+  }
+  observer->OnReads(begin, std::chrono::steady_clock::now(), results.size(),
+                    bytes, from_page_cache);
 }
 
 absl::Status ReadError(int error_number, int fd, uint64_t offset) {
@@ -215,6 +229,13 @@ void AsyncFileReader::SetFaultInjectorForTesting(FaultInjector injector) {
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
     ReadRequest request) {
+  // An observer (a trace) is told by ReadBatchAt; without one, a single
+  // read takes the shorter path below.
+  if (observer_.load(std::memory_order_acquire) != nullptr) {
+    std::vector<absl::StatusOr<size_t>> got =
+        co_await ReadBatchAt(std::span(&request, 1));
+    co_return std::move(got.front());
+  }
   if (FaultInjector injector = fault_injector.load(std::memory_order_relaxed)) {
     if (std::optional<int> error = injector(request.fd, request.offset)) {
       co_return ReadError(*error, request.fd, request.offset);
@@ -250,11 +271,16 @@ asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
 
 asio::awaitable<std::vector<absl::StatusOr<size_t>>>
 AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
+  ReadObserver* const observer = observer_.load(std::memory_order_acquire);
+  const auto begin = observer != nullptr
+                         ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
   std::vector<absl::StatusOr<size_t>> results(requests.size());
   // The requests that go to the backend (not failed by the injector, not
   // served whole from the page cache), and what of each was copied already.
   std::vector<size_t> issued;
   std::vector<size_t> copied;
+  size_t from_page_cache = 0;
   FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
   for (size_t i = 0; i < requests.size(); ++i) {
     const ReadRequest& request = requests[i];
@@ -274,6 +300,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
         // the backend reads the rest (and finds end of file if it is).
         if (*got == 0 || *got == request.buffer.size()) {
           results[i] = *got;
+          ++from_page_cache;
           continue;
         }
         cached = *got;
@@ -282,7 +309,10 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
     issued.push_back(i);
     copied.push_back(cached);
   }
-  if (issued.empty()) co_return results;
+  if (issued.empty()) {
+    if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
+    co_return results;
+  }
   ReadWaiter waiter(issued.size());
   std::vector<PendingRead> reads(issued.size());
   std::vector<ReadOp*> ops(issued.size());
@@ -303,6 +333,7 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
   for (size_t k = 0; k < issued.size(); ++k) {
     results[issued[k]] = reads[k].Result(requests[issued[k]]);
   }
+  if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
   co_return results;
 }
 

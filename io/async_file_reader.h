@@ -51,10 +51,13 @@
 // - Tests can make reads fail: SetFaultInjectorForTesting installs a
 //   process-wide hook asked before each read; unset, it costs one relaxed
 //   atomic load per read.
+// - A ReadObserver (SetObserver; a pipeline's trace) is told of every
+//   ReadBatchAt; unset, it costs one relaxed atomic load per call.
 #ifndef SLUICE_IO_ASYNC_FILE_READER_H_
 #define SLUICE_IO_ASYNC_FILE_READER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -189,6 +192,25 @@ class AsyncFileReader {
   // may name the slot (the fd must stay open while they do).
   absl::StatusOr<Registration> RegisterFile(int fd);
 
+  // Told of each ReadBatchAt (and so each ReadAt) once its reads are done,
+  // on the thread of the awaiting coroutine: when it was called, when it
+  // completed, its reads, the bytes they read and how many of them were
+  // served whole from the page cache at once. Must be thread-safe and
+  // cheap.
+  class ReadObserver {
+   public:
+    virtual ~ReadObserver() = default;
+    virtual void OnReads(std::chrono::steady_clock::time_point begin,
+                         std::chrono::steady_clock::time_point end,
+                         size_t reads, uint64_t bytes,
+                         size_t from_page_cache) = 0;
+  };
+  // Installs `observer` (nullptr removes it). It must outlive the reads
+  // issued while it is installed.
+  void SetObserver(ReadObserver* observer) {
+    observer_.store(observer, std::memory_order_release);
+  }
+
   // Returns an errno to fail the read of `fd` at `offset` with (no I/O is
   // done), or nullopt to read normally. Called on executor threads; must be
   // thread-safe and cheap.
@@ -220,6 +242,7 @@ class AsyncFileReader {
   uint64_t file_slots_used_ = 0;
   std::atomic<uint64_t> inline_bytes_{0};
   std::atomic<uint64_t> backend_bytes_{0};
+  std::atomic<ReadObserver*> observer_{nullptr};
 };
 
 }  // namespace sluice::io

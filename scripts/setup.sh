@@ -17,7 +17,7 @@ packages=(
   python3-setuptools python3-wheel python3-build python3-venv prometheus
   clang libclang-rt-14-dev
   libflatbuffers-dev flatbuffers-compiler nodejs npm
-  fio
+  fio chromium
   libsndfile1-dev libsoxr-dev libfftw3-dev
   libfathom-dev
   python3-torch python3-torchaudio python3-soundfile alsa-utils espeak-ng

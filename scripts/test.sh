@@ -21,7 +21,7 @@ section() {
 }
 
 print_times() {
-  local status=$?
+  local status=$1
   local count=${#section_names[@]} i end
   [ "$count" -gt 0 ] || return 0
   printf '\n== section times\n'
@@ -32,19 +32,48 @@ print_times() {
   printf '%6ds  total%s\n' $((SECONDS - started)) \
     "$([ "$status" -eq 0 ] || echo " (failed in the last section)")"
 }
-trap print_times EXIT
+# On exit: a background build still running is stopped, then the times.
+tsan_build=
+on_exit() {
+  local status=$?
+  [ -z "$tsan_build" ] || kill -- "-$tsan_build" 2>/dev/null || true
+  print_times "$status"
+}
+trap on_exit EXIT
 
-build() {
+configure() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; exit 1; }
-  cmake --build "$dir" -j "$jobs"
+}
+build() {
+  configure "$@"
+  cmake --build "$1" -j "$jobs"
 }
 
 mkdir -p out
+# The sanitizer builds use -Og -g1 (line tables only): the coroutine-heavy
+# sources compile about twice as fast as at -O2 -g under the sanitizers, and
+# the reports still name file and line. The ASan+UBSan build is clang's so
+# that it also holds the libFuzzer targets: one build for both. Its test
+# binaries are compiled at -O0, which halves clang's time on them; the
+# libraries they test keep -Og (GCC's TSan build gains nothing from it).
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DSLUICE_BUILD_BENCH=OFF)
+
 section "release build"
-build out/release -DCMAKE_BUILD_TYPE=Release
+# The test binaries at -O1 (the libraries keep -O3): a third less compile
+# time for the tests' own code, which does little work itself.
+build out/release -DCMAKE_BUILD_TYPE=Release -DSLUICE_TEST_COMPILE_OPTIONS=-O1
+# The TSan build starts now in the background at the lowest CPU priority: it
+# takes the CPU that the release tests, pytest, the wheel and the soak leave
+# idle, and what is left of it runs in the TSan section.
+configure out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
+setsid -w nice -n 19 cmake --build out/tsan -j "$jobs" >out/tsan.build.log 2>&1 &
+tsan_build=$!
+
 section "release tests"
 ctest --test-dir out/release --output-on-failure -j "$jobs" --timeout 600
 section "Python tests (pytest)"
@@ -63,16 +92,6 @@ scripts/wheel_smoke.sh out/release
 section "soak: the training pipeline for 60 s while files keep arriving"
 out/release/bench/soak_benchmark --seconds 60 --single-pass-check
 
-# The sanitizer builds use -Og -g1 (line tables only): the coroutine-heavy
-# sources compile about twice as fast as at -O2 -g under the sanitizers, and
-# the reports still name file and line. The ASan+UBSan build is clang's so
-# that it also holds the libFuzzer targets: one build for both. Its test
-# binaries are compiled at -O0, which halves clang's time on them; the
-# libraries they test keep -Og (GCC's TSan build gains nothing from it).
-sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG"
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DSLUICE_BUILD_BENCH=OFF)
-
 section "ASan+UBSan build with the libFuzzer targets (clang)"
 build out/asan "${sanitizer_flags[@]}" -DSLUICE_ASAN=ON -DSLUICE_FUZZ=ON \
   -DSLUICE_TEST_COMPILE_OPTIONS=-O0 \
@@ -84,7 +103,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:alloc_dealloc_mismatch=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir out/asan --output-on-failure -j "$jobs" --timeout 900
 
-fuzz_seconds=${SLUICE_FUZZ_SECONDS:-20}
+fuzz_seconds=${SLUICE_FUZZ_SECONDS:-10}
 section "fuzzing, ${fuzz_seconds}s per target, $jobs at once (tests/fuzz/README.md)"
 mkdir -p out/asan/fuzz-artifacts
 # target seed-directory...
@@ -132,8 +151,9 @@ for ((first = 0; first < ${#fuzz_targets[@]}; first += jobs)); do
 done
 [ "$fuzz_failed" -eq 0 ] || { echo "a fuzz target failed (out/asan/fuzz-artifacts/)"; exit 1; }
 
-section "TSan build (concurrency tests)"
-build out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
+section "TSan build (concurrency tests): the rest of the background build"
+wait "$tsan_build" || { tail -n 60 out/tsan.build.log; exit 1; }
+tsan_build=
 section "TSan tests"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir out/tsan --output-on-failure -j "$jobs" --timeout 900

@@ -1,6 +1,7 @@
 #include "bindings/cli/demo_command.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
@@ -16,7 +17,8 @@ namespace {
 constexpr char kDemoUsage[] =
     "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
     "                   [--batches N] [--threads N] [--games N] [--clips N]\n"
-    "                   [--metrics-port P]\n"
+    "                   [--metrics-port P] [--report FILE.html]\n"
+    "                   [--trace FILE.json]\n"
     "\n"
     "Runs a default training pipeline and shows live what each stage does\n"
     "and how fast batches come out. Without --data it first generates a\n"
@@ -34,7 +36,9 @@ constexpr char kDemoUsage[] =
     "  --batches N   stop sooner, after N batches (default: no limit)\n"
     "  --threads N   executor threads (default: one per core)\n"
     "  --games N     lc0: games in the generated data set (default 3000)\n"
-    "  --clips N     audio: clips in the generated data set (default 2000)\n";
+    "  --clips N     audio: clips in the generated data set (default 2000)\n"
+    "  --report F    write the run report (one HTML page) to F at the end\n"
+    "  --trace F     record a trace for Perfetto UI / chrome://tracing in F\n";
 
 }  // namespace
 
@@ -42,7 +46,7 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, WithMetricsFlags({"workload", "data", "seconds", "batches",
-                              "threads", "games", "clips"}));
+                              "threads", "games", "clips", "report", "trace"}));
   if (!parsed.ok()) return UsageError(err, "demo", parsed.status().message());
   if (parsed->help) {
     out << kDemoUsage << kMetricsFlagsUsage;
@@ -62,6 +66,22 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
         "bad value '" + workload + "' for --workload (lc0 or audio)");
   }
   const bool audio = workload == "audio";
+  RunLimits limits;
+  if (auto it = parsed->flags.find("report"); it != parsed->flags.end()) {
+    limits.report_path = it->second;
+    limits.report_title = "sluice demo --workload " + workload;
+  }
+  if (auto it = parsed->flags.find("trace"); it != parsed->flags.end()) {
+    limits.trace_path = it->second;
+  }
+  // Before generating data: a bad path fails at once.
+  for (const auto& [flag, path] : {std::pair{"--report", limits.report_path},
+                                   std::pair{"--trace", limits.trace_path}}) {
+    if (path.empty()) continue;
+    if (absl::Status writable = CheckOutputFlag(flag, path); !writable.ok()) {
+      return UsageError(err, "demo", writable.message());
+    }
+  }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 30, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 0, int64_t{1} << 40);
@@ -108,11 +128,10 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   metrics->ApplyTo(&*config);
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
+  limits.max_batches = static_cast<uint64_t>(*batches);
+  limits.max_seconds = static_cast<double>(*seconds);
   absl::StatusOr<RunReport> report =
-      RunWithLiveView(*config,
-                      {.max_batches = static_cast<uint64_t>(*batches),
-                       .max_seconds = static_cast<double>(*seconds)},
-                      out, StdoutIsInteractive());
+      RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
     err << "sluice demo: " << NameMetricsFlags(report.status().message())
         << "\n";

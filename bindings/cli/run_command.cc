@@ -17,6 +17,7 @@ constexpr char kRunUsage[] =
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
     "                  [--resume FILE] [--metrics-port P]\n"
+    "                  [--report FILE.html] [--trace FILE.json]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -34,7 +35,15 @@ constexpr char kRunUsage[] =
     "  --resume FILE       continue from a checkpoint of the same config:\n"
     "                      deterministic: the batches are those the\n"
     "                      checkpointed run would have produced next;\n"
-    "                      resumable: nothing repeated or lost\n";
+    "                      resumable: nothing repeated or lost\n"
+    "  --report FILE.html  write the run report when the run ends: one\n"
+    "                      page, charts of throughput, stage load, channel\n"
+    "                      fill, skips and RSS over time, the bottleneck\n"
+    "                      and why, the config\n"
+    "  --trace FILE.json   record a trace of the run (busy spans, channel\n"
+    "                      fills, batches, reads, checkpoints) for Perfetto\n"
+    "                      UI or chrome://tracing; bounds as in the\n"
+    "                      config's `trace` (default: 1,000,000 events)\n";
 
 }  // namespace
 
@@ -42,7 +51,8 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
       args, WithMetricsFlags({"batches", "seconds", "metrics-json", "data",
-                              "checkpoint", "checkpoint-every", "resume"}));
+                              "checkpoint", "checkpoint-every", "resume",
+                              "report", "trace"}));
   if (!parsed.ok()) return UsageError(err, "run", parsed.status().message());
   if (parsed->help) {
     out << kRunUsage << kMetricsFlagsUsage;
@@ -80,6 +90,13 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
   if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {
     return UsageError(err, "run", "--checkpoint-every needs --checkpoint FILE");
+  }
+  if (auto path = parsed->flags.find("report"); path != parsed->flags.end()) {
+    limits.report_path = path->second;
+    limits.report_title = "sluice run " + parsed->positional[0];
+  }
+  if (auto path = parsed->flags.find("trace"); path != parsed->flags.end()) {
+    limits.trace_path = path->second;
   }
   if (auto json = parsed->flags.find("metrics-json");
       json != parsed->flags.end()) {

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -121,6 +123,59 @@ TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
               file.content().substr(requests[i].offset, want))
         << i;
   }
+}
+
+// Records what a ReadObserver is told.
+class RecordingObserver final : public AsyncFileReader::ReadObserver {
+ public:
+  void OnReads(std::chrono::steady_clock::time_point begin,
+               std::chrono::steady_clock::time_point end, size_t reads,
+               uint64_t bytes, size_t from_page_cache) override {
+    std::lock_guard lock(mu);
+    EXPECT_LE(begin, end);
+    ++calls;
+    this->reads += reads;
+    this->bytes += bytes;
+    cached += from_page_cache;
+  }
+  std::mutex mu;
+  int calls = 0;
+  size_t reads = 0;
+  uint64_t bytes = 0;
+  size_t cached = 0;
+};
+
+TEST_P(AsyncFileReaderTest, AnObserverIsToldOfEveryBatchOnceDone) {
+  const TempFile file(1 << 20);
+  asio::io_context io;
+  AsyncFileReader reader(io, Options());
+  RecordingObserver observer;
+  reader.SetObserver(&observer);
+  CoroutineRunner runner(io);
+  constexpr size_t kBlock = 64 * 1024;
+  std::vector<std::string> blocks(4, std::string(kBlock, '\0'));
+  std::vector<AsyncFileReader::ReadRequest> requests;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    requests.push_back(
+        {file.fd(), i * kBlock, std::as_writable_bytes(std::span(blocks[i]))});
+  }
+  requests[3].offset = file.content().size() - 100;  // a short read
+  std::string single;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    co_await reader.ReadBatchAt(requests);
+  });
+  runner.Spawn(ReadBlock(reader, file, 0, 1000, single));
+  runner.RunToCompletion(/*threads=*/2);
+  reader.SetObserver(nullptr);
+  EXPECT_EQ(observer.calls, 2);
+  EXPECT_EQ(observer.reads, 5);
+  EXPECT_EQ(observer.bytes, 3 * kBlock + 100 + 1000);
+  EXPECT_LE(observer.cached, 5);
+  // Removed: told of nothing more.
+  io.restart();
+  runner.Spawn(ReadBlock(reader, file, 0, 1000, single));
+  runner.RunToCompletion(/*threads=*/1);
+  EXPECT_EQ(observer.calls, 2);
 }
 
 TEST_P(AsyncFileReaderTest, ReadsPastEndOfFileAreShort) {

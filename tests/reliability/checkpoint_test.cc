@@ -135,7 +135,7 @@ TEST_P(CheckpointTest, ResumableEvalPassRepeatsAndLosesNothing) {
   config.set_deterministic(false);
   config.set_resumable(true);
   std::vector<uint64_t> every = RunningLoader(config).TakeRows(0);
-  ASSERT_GT(every.size(), testing::UnlessThreadSanitizer<size_t>(100, 40));
+  ASSERT_GT(every.size(), testing::UnlessSanitizer<size_t>(100, 40));
   std::sort(every.begin(), every.end());
   const size_t batches = RunningLoader(config).Take(0).size();
   for (const size_t cut : {size_t{1}, batches / 2}) {

@@ -11,9 +11,9 @@
 namespace sluice::testing {
 namespace {
 
-// Under ThreadSanitizer lc0 runs on a third of the games, with the window
+// Under a sanitizer lc0 runs on a third of the games, with the window
 // and the reservoir to match.
-constexpr int kLc0GamesPerTar = UnlessThreadSanitizer(20, 7);
+constexpr int kLc0GamesPerTar = UnlessSanitizer(20, 7);
 constexpr int kLc0Games = 3 * kLc0GamesPerTar;
 constexpr uint64_t kLc0ChunkPool = 2 * kLc0GamesPerTar;  // two tars' worth
 
@@ -34,8 +34,8 @@ DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
                                    : lc0::PipelineMode::kTrain,
        .batch_size = 64,
        .chunk_pool_size = kLc0ChunkPool,
-       .reservoir_size = UnlessThreadSanitizer<uint64_t>(1500, 600),
-       .min_fill = UnlessThreadSanitizer<uint64_t>(500, 200),
+       .reservoir_size = UnlessSanitizer<uint64_t>(1500, 600),
+       .min_fill = UnlessSanitizer<uint64_t>(500, 200),
        .seed = 3});
   EXPECT_TRUE(config.ok()) << config.status();
   config->set_deterministic(true);
@@ -44,10 +44,10 @@ DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
 }
 
 cli::AudioDatasetOptions AudioOptions(const std::string& dir) {
-  // Under ThreadSanitizer 48 clips in batches of 8 with a shuffle buffer
+  // Under a sanitizer 48 clips in batches of 8 with a shuffle buffer
   // of 32: still about 6 batches a pass, more clips than the buffer holds.
   return {.dir = dir,
-          .clips = UnlessThreadSanitizer<int64_t>(120, 48),
+          .clips = UnlessSanitizer<int64_t>(120, 48),
           .classes = 4,
           .files = 3,
           .rows_per_batch = 16,
@@ -67,8 +67,8 @@ DataLoaderConfig AudioConfig(const std::string& dir, Pass pass) {
                                    : audio::PipelineMode::kTrain,
        .clip_seconds = 0.25,
        .n_mels = 16,
-       .batch_size = UnlessThreadSanitizer(16u, 8u),
-       .shuffle_buffer = UnlessThreadSanitizer<uint64_t>(64, 32),
+       .batch_size = UnlessSanitizer(16u, 8u),
+       .shuffle_buffer = UnlessSanitizer<uint64_t>(64, 32),
        .min_fill = 16,
        .seed = 3});
   EXPECT_TRUE(config.ok()) << config.status();
@@ -83,15 +83,15 @@ CheckpointWorkload Lc0Workload() {
   return {.name = "lc0",
           .write = WriteLc0,
           .config = Lc0Config,
-          .train_batches = UnlessThreadSanitizer<size_t>(50, 20)};
+          .train_batches = UnlessSanitizer<size_t>(50, 20)};
 }
 
 CheckpointWorkload AudioWorkload() {
-  // About 7 batches a pass (6 under ThreadSanitizer).
+  // About 7 batches a pass (6 under a sanitizer).
   return {.name = "audio",
           .write = WriteAudio,
           .config = AudioConfig,
-          .train_batches = UnlessThreadSanitizer<size_t>(30, 20)};
+          .train_batches = UnlessSanitizer<size_t>(30, 20)};
 }
 
 std::vector<CheckpointWorkload> CheckpointWorkloads() {

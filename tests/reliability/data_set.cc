@@ -67,9 +67,9 @@ DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size) {
   for (StageConfig& stage : *config.mutable_stage()) {
     if (stage.has_shuffling_frame_sampler()) {
       stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
-          ::sluice::testing::UnlessThreadSanitizer(4000, 1600));
+          ::sluice::testing::UnlessSanitizer(4000, 1600));
       stage.mutable_shuffling_frame_sampler()->set_min_fill(
-          ::sluice::testing::UnlessThreadSanitizer(1000, 400));
+          ::sluice::testing::UnlessSanitizer(1000, 400));
     }
     if (stage.has_tensor_generator()) {
       stage.mutable_tensor_generator()->set_batch_size(batch_size);

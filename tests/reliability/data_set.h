@@ -15,9 +15,8 @@
 namespace sluice::lc0::testing {
 
 // Games per tar of the damaged-input and shutdown tests' data sets: fewer
-// under ThreadSanitizer.
-inline constexpr int kGamesPerTar =
-    ::sluice::testing::UnlessThreadSanitizer(10, 4);
+// under a sanitizer.
+inline constexpr int kGamesPerTar = ::sluice::testing::UnlessSanitizer(10, 4);
 
 // How many times each position hash occurs (see PositionHash).
 using HashCounts = std::map<uint64_t, int>;
@@ -45,7 +44,7 @@ size_t CountPositions(DataLoader& loader, const std::string& alias,
 // The lc0_train example over `dir`, small enough for these tests' data
 // sets: 2 worker threads, metrics every 50 ms, a reservoir of 4000 frames
 // filled to 1000 before the first batch (1600 and 400 under
-// ThreadSanitizer), batches of `batch_size`.
+// a sanitizer), batches of `batch_size`.
 DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size);
 
 // Resident set size of this process, in bytes (/proc/self/statm).

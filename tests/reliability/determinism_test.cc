@@ -26,15 +26,15 @@
 namespace sluice {
 namespace {
 
-using ::sluice::testing::UnlessThreadSanitizer;
+using ::sluice::testing::UnlessSanitizer;
 using ::testing::HasSubstr;
 
-// Under ThreadSanitizer the lc0 tests run on a third of the games with a
+// Under a sanitizer the lc0 tests run on a third of the games with a
 // reservoir to match, and take fewer train batches.
-constexpr int kLc0GamesPerTar = UnlessThreadSanitizer(20, 7);  // 3 tars
-constexpr uint64_t kLc0Reservoir = UnlessThreadSanitizer(1500, 600);
-constexpr uint64_t kLc0MinFill = UnlessThreadSanitizer(500, 200);
-constexpr size_t kLc0TrainBatches = UnlessThreadSanitizer<size_t>(60, 24);
+constexpr int kLc0GamesPerTar = UnlessSanitizer(20, 7);  // 3 tars
+constexpr uint64_t kLc0Reservoir = UnlessSanitizer(1500, 600);
+constexpr uint64_t kLc0MinFill = UnlessSanitizer(500, 200);
+constexpr size_t kLc0TrainBatches = UnlessSanitizer<size_t>(60, 24);
 
 class Lc0DeterminismTest : public ::testing::Test {
  protected:
@@ -164,11 +164,11 @@ TEST(RankConfigTest, RankMustBeBelowWorldSizeAndSomeStageMustShard) {
   }
 }
 
-// Under ThreadSanitizer the audio tests run on half the clips in batches
+// Under a sanitizer the audio tests run on half the clips in batches
 // of 8 with a shuffle buffer to match, and take fewer train batches.
-constexpr int64_t kAudioClips = UnlessThreadSanitizer<int64_t>(120, 60);
-constexpr uint64_t kAudioShuffleBuffer = UnlessThreadSanitizer(64, 32);
-constexpr size_t kAudioTrainBatches = UnlessThreadSanitizer<size_t>(20, 10);
+constexpr int64_t kAudioClips = UnlessSanitizer<int64_t>(120, 60);
+constexpr uint64_t kAudioShuffleBuffer = UnlessSanitizer(64, 32);
+constexpr size_t kAudioTrainBatches = UnlessSanitizer<size_t>(20, 10);
 
 class AudioDeterminismTest : public ::testing::Test {
  protected:
@@ -191,7 +191,7 @@ class AudioDeterminismTest : public ::testing::Test {
                              .mode = mode,
                              .clip_seconds = 0.25,
                              .n_mels = 16,
-                             .batch_size = UnlessThreadSanitizer(16u, 8u),
+                             .batch_size = UnlessSanitizer(16u, 8u),
                              .shuffle_buffer = kAudioShuffleBuffer,
                              .min_fill = 16,
                              .seed = 3});

@@ -30,7 +30,8 @@ from sluice._loader import Batch, DataLoader
 from sluice._pipelines import (Rescorer, audio_pipeline, generate_audio,
                                generate_games, lc0_pipeline)
 from sluice._tensors import Tensors
-from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, StageConfig
+from sluice.proto.data_loader_config_pb2 import (DataLoaderConfig,
+                                                 StageConfig, TraceConfig)
 from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
 from sluice.proto.stage_control_pb2 import (StageControlRequest,
                                             StageControlResponse)
@@ -49,6 +50,7 @@ __all__ = [
     "StageControlRequest",
     "StageControlResponse",
     "Tensors",
+    "TraceConfig",
     "audio_pipeline",
     "generate_audio",
     "generate_games",

@@ -6,7 +6,8 @@ import os
 from sluice import _sluice
 from sluice._sluice import ConfigError
 from sluice.proto.data_loader_config_pb2 import (ChunkRescorerConfig,
-                                                 DataLoaderConfig, StageConfig)
+                                                 DataLoaderConfig, StageConfig,
+                                                 TraceConfig)
 
 
 class Rescorer:
@@ -78,7 +79,7 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
                  threads=None, input_format=None, rank=0, world_size=1,
                  deterministic=False, resumable=False, metrics_port=0,
-                 rescore=None):
+                 rescore=None, trace=None):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -104,6 +105,9 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
 
     `rescore`: a sluice.Rescorer to rescore every game (Syzygy tablebases,
     deblunder) before it is unpacked.
+
+    `trace` records a trace of the run for Perfetto UI or chrome://tracing:
+    a file path, or a TraceConfig for its bounds (see _set_trace).
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -121,6 +125,7 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     config.metrics_port = _metrics_port("lc0", metrics_port)
     if rescore is not None:
         _insert_rescorer(config, rescore)
+    _set_trace(config, trace)
     return config
 
 
@@ -129,6 +134,23 @@ def _metrics_port(pipeline, port):
         raise ConfigError(f"{pipeline} pipeline: metrics_port must be a TCP "
                           f"port, 1-65535 (0: off), not {port}")
     return port
+
+
+def _set_trace(config, trace):
+    """Sets config.trace from `trace`: None (no trace), a path (str or
+    os.PathLike; the other bounds keep their defaults: 1,000,000 events,
+    the whole run) or a TraceConfig. The file is written when the loader
+    stops; a path that cannot be written raises ConfigError when the
+    DataLoader is built."""
+    if trace is None:
+        return
+    if isinstance(trace, TraceConfig):
+        config.trace.CopyFrom(trace)
+    elif isinstance(trace, (str, os.PathLike)):
+        config.trace.file = os.fspath(trace)
+    else:
+        raise ConfigError("trace must be a path or a TraceConfig, not "
+                          f"{type(trace).__name__}")
 
 
 def _data_parallel(pipeline, rank, world_size, deterministic):
@@ -153,7 +175,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
                    audio_column="audio", label_column="label", rank=0,
                    world_size=1, deterministic=False, resumable=False,
-                   metrics_port=0):
+                   metrics_port=0, trace=None):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -187,7 +209,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     contiguous run of rows, the shards disjoint and together every row.
     `deterministic` gives the same batches at any thread count;
     `resumable` lets DataLoader.checkpoint() work without it (as for
-    lc0_pipeline). `metrics_port` serves Prometheus metrics (as for
+    lc0_pipeline). `metrics_port` serves Prometheus metrics and `trace`
+    records a trace of the run (as for
     lc0_pipeline).
     """
     directories = _directories(paths)
@@ -209,6 +232,7 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                                                 deterministic)))
     config.resumable = bool(resumable)
     config.metrics_port = _metrics_port("audio", metrics_port)
+    _set_trace(config, trace)
     return config
 
 

@@ -27,6 +27,7 @@
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
 #include "tests/testing/http_test_client.h"
+#include "tests/testing/trace_check.h"
 
 namespace sluice::cli {
 namespace {
@@ -312,6 +313,109 @@ TEST_F(CommandsTest, RunCheckpointFlagsAreChecked) {
   EXPECT_NE(missing.code, 0);
   EXPECT_THAT(missing.err, HasSubstr("nothing"));
   fs::remove(config);
+}
+
+TEST_F(CommandsTest, RunWritesAReportAndATraceOfItsReadsBatchesAndCheckpoints) {
+  auto config = lc0::MakePipeline({.directories = {*data_},
+                                   .mode = lc0::PipelineMode::kEval,
+                                   .batch_size = 64,
+                                   .deterministic = true});
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->set_metrics_interval_seconds(0.05);
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("report_and_trace_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ostringstream out;
+  // Stopped before the end of the data: checkpoints are of a run that goes
+  // on.
+  auto run = RunWithLiveView(*config,
+                             {.max_batches = 20,
+                              .checkpoint_path = (dir / "checkpoint").string(),
+                              .checkpoint_every = 5,
+                              .report_path = (dir / "run.html").string(),
+                              .report_title = "lc0 eval",
+                              .trace_path = (dir / "run.json").string()},
+                             out, /*interactive=*/false);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_THAT(out.str(), HasSubstr("report: " + (dir / "run.html").string()));
+  EXPECT_THAT(out.str(), HasSubstr("trace: " + (dir / "run.json").string()));
+  std::ifstream report(dir / "run.html");
+  std::stringstream html;
+  html << report.rdbuf();
+  EXPECT_THAT(html.str(), HasSubstr("sluice run report"));
+  EXPECT_THAT(html.str(), HasSubstr("lc0 eval"));
+  EXPECT_THAT(html.str(), HasSubstr("positions per second"));
+
+  const testing::TraceSummary trace =
+      testing::CheckTrace((dir / "run.json").string());
+  EXPECT_EQ(trace.dropped_events, 0);
+  // Every batch handed out, the checkpoints taken every 5 and at the end.
+  EXPECT_EQ(trace.spans.at("output"), run->batches);
+  EXPECT_EQ(trace.spans.at("checkpoint"), run->batches / 5 + 1);
+  // The chunk files read, whole (page cache or not).
+  uint64_t source_bytes = 0;
+  for (const auto& stage : run->final_metrics.total_stage_metrics()) {
+    source_bytes += stage.chunk_source_loader().source_bytes();
+  }
+  EXPECT_GT(trace.reads, 0);
+  EXPECT_GT(trace.read_bytes, 0);
+  EXPECT_LE(trace.read_bytes, 2 * source_bytes);
+  // The spans account for each stage's busy time.
+  for (const auto& stage : run->final_metrics.total_stage_metrics()) {
+    const double busy = stage.load().busy_seconds();
+    ASSERT_TRUE(trace.busy_seconds.contains(stage.name())) << stage.name();
+    EXPECT_NEAR(trace.busy_seconds.at(stage.name()), busy, 0.1 * busy)
+        << stage.name();
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(CommandsTest, AReportOrTracePathThatCannotBeWrittenFailsBeforeTheRun) {
+  const fs::path dir = fs::path(::testing::TempDir());
+  const fs::path config = dir / ("eval_" + std::to_string(getpid()));
+  auto eval = lc0::MakePipeline(
+      {.directories = {*data_}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(eval.ok());
+  std::ofstream(config) << eval->DebugString();
+  const std::string missing = (dir / "no_such_dir" / "out").string();
+  for (const char* flag : {"--report", "--trace"}) {
+    const Result run = Invoke(RunRunCommand, {config.string(), flag, missing});
+    EXPECT_EQ(run.code, 2) << flag;
+    EXPECT_THAT(run.err,
+                HasSubstr(absl::StrCat("sluice run: ", flag, " ", missing)));
+    EXPECT_THAT(run.err, HasSubstr("does not exist"));
+    // No run: nothing was printed.
+    EXPECT_THAT(run.out, Not(HasSubstr("summary:")));
+    // The demo checks before it generates its data.
+    const Result demo = Invoke(RunDemoCommand, {flag, dir.string()});
+    EXPECT_EQ(demo.code, 2) << flag;
+    EXPECT_THAT(demo.err, HasSubstr("is a directory"));
+    EXPECT_EQ(demo.out, "");
+    const Result bench =
+        Invoke(RunBenchCommand, {"pipeline", "--data", *data_, flag, missing});
+    EXPECT_EQ(bench.code, 2) << flag;
+    EXPECT_THAT(bench.err, HasSubstr(flag));
+  }
+  fs::remove(config);
+}
+
+TEST_F(CommandsTest, BenchPipelineWritesAReportAndATracePerRun) {
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("bench_outputs_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const Result result =
+      Invoke(RunBenchCommand,
+             {"pipeline", "--data", *data_, "--threads", "1,2", "--seconds",
+              "1", "--batches", "3", "--report", (dir / "bench.html").string(),
+              "--trace", (dir / "bench.json").string()});
+  ASSERT_EQ(result.code, 0) << result.err;
+  for (const char* name : {"bench-threads1.html", "bench-threads2.html",
+                           "bench-threads1.json", "bench-threads2.json"}) {
+    EXPECT_TRUE(fs::exists(dir / name)) << name;
+    EXPECT_THAT(result.out, HasSubstr(name));
+  }
+  testing::CheckTrace((dir / "bench-threads2.json").string());
+  fs::remove_all(dir);
 }
 
 TEST_F(CommandsTest, BenchIoJsonHasTheDocumentedKeys) {

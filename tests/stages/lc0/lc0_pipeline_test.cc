@@ -24,14 +24,14 @@ using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::PositionHash;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
-using ::sluice::testing::UnlessThreadSanitizer;
+using ::sluice::testing::UnlessSanitizer;
 
 // How many times each position hash occurs.
 using HashCounts = std::map<uint64_t, int>;
 
 // The data set: 3 tars of kGamesPerTar games (seed 5) and 4 loose games
-// (seed 6); a smaller one under ThreadSanitizer.
-constexpr int kGamesPerTar = UnlessThreadSanitizer(10, 4);
+// (seed 6); a smaller one under a sanitizer.
+constexpr int kGamesPerTar = UnlessSanitizer(10, 4);
 constexpr int kLooseGames = 4;
 constexpr uint64_t kGames = 3 * kGamesPerTar + kLooseGames;
 
@@ -105,9 +105,9 @@ TEST(Lc0PipelineTest, EvalYieldsEveryPositionExactlyOnceThenEnds) {
 TEST(Lc0PipelineTest, TrainDeliversFullBatchesUntilStopped) {
   // More positions than the data set holds (at most 250 a game): the pool
   // starts new passes, the stream goes on.
-  constexpr int kBatches = UnlessThreadSanitizer(20, 5);
+  constexpr int kBatches = UnlessSanitizer(20, 5);
   static_assert(kBatches * 1024 > kGames * 250);
-  constexpr uint64_t kReservoir = UnlessThreadSanitizer(4000, 1600);
+  constexpr uint64_t kReservoir = UnlessSanitizer(4000, 1600);
   TempDir dir;
   WriteDataSet(dir.path());
   DataLoader loader(CreateStage);
