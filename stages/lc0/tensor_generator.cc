@@ -119,7 +119,7 @@ void TensorGenerator::ExpandV7Fields(const Frame& frame, TensorBatch& batch,
 
 void TensorGenerator::Acknowledge(uint64_t consumed) {
   if (upstream() != nullptr) {
-    upstream()->Acknowledge(consumed * config_.batch_size());
+    upstream()->Acknowledge(FramesIn(consumed));
   }
 }
 
@@ -132,7 +132,7 @@ absl::StatusOr<std::optional<ResumeRequest>> TensorGenerator::SaveCheckpoint(
         "no longer line up "
         "with its input, so it cannot be checkpointed"));
   }
-  return ResumeRequest{.from = downstream.from * config_.batch_size()};
+  return ResumeRequest{.from = FramesIn(downstream.from)};
 }
 
 absl::Status TensorGenerator::RestoreCheckpoint(const std::string& state) {
@@ -269,7 +269,15 @@ std::shared_ptr<TensorGenerator::SharedBatch> TensorGenerator::TakeRemainder() {
   // Every coroutine has left its loop, so every claimed slot is written.
   std::shared_ptr<SharedBatch> shared = std::move(open_);
   shared->batch.Truncate(shared->filled);
+  last_batch_.emplace(shared->number, shared->filled);
   return shared;
+}
+
+uint64_t TensorGenerator::FramesIn(uint64_t batches) {
+  const uint64_t full = batches * config_.batch_size();
+  std::lock_guard lock(fill_mu_);
+  if (!last_batch_ || last_batch_->first >= batches) return full;
+  return full - (config_.batch_size() - last_batch_->second);
 }
 
 void TensorGenerator::RecordBatch(const TensorBatch& batch) {

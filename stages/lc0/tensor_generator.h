@@ -46,6 +46,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "engine/batch_buffer_pool.h"
@@ -143,6 +144,9 @@ class TensorGenerator final : public Stage {
   // written slots, if any.
   std::shared_ptr<SharedBatch> TakeRemainder();
   void RecordBatch(const TensorBatch& batch);
+  // Frames in the first `batches` batches: batch_size each, but the last
+  // batch of a finished input holds only what was left.
+  uint64_t FramesIn(uint64_t batches);
 
   const TensorGeneratorConfig config_;
   const TensorExpander expander_;
@@ -157,6 +161,9 @@ class TensorGenerator final : public Stage {
   std::shared_ptr<SharedBatch> open_;  // guarded by fill_mu_
   uint64_t next_batch_number_ = 0;     // guarded by fill_mu_
   int running_ = 0;                    // coroutines; guarded by fill_mu_
+  // The input ended: the number of the last batch and its frames (it may
+  // be short). Guarded by fill_mu_.
+  std::optional<std::pair<uint64_t, size_t>> last_batch_;
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_
   std::atomic<uint64_t> positions_{0};
