@@ -115,6 +115,11 @@ class ReadWaiter {
 
   // Cancels the ops when the coroutine's cancellation slot emits.
   struct CancelHandler {
+    // A constructor, not aggregate initialization: the cancellation slot
+    // builds the handler with parentheses, which clang before 16 refuses
+    // for aggregates.
+    CancelHandler(std::span<ReadOp* const> ops, OpCanceller* canceller)
+        : ops(ops), canceller(canceller) {}
     void operator()(asio::cancellation_type type) const {
       if (type != asio::cancellation_type::none) canceller->Cancel(ops);
     }
