@@ -47,11 +47,6 @@ class Fd {
   int fd_;
 };
 
-// Completion of the measuring coroutines: an exception leaves io.run().
-void RethrowErrors(std::exception_ptr error) {
-  if (error) std::rethrow_exception(error);
-}
-
 struct Block {
   int fd;
   uint64_t offset;

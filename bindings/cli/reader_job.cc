@@ -84,10 +84,6 @@ asio::awaitable<void> ReadBlocks(Pass& pass) {
   }
 }
 
-void RethrowErrors(std::exception_ptr error) {
-  if (error) std::rethrow_exception(error);
-}
-
 // Opens the job's files (inside the clock): sequential advice, the
 // eviction of a cold pass, the registration of the file.
 absl::StatusOr<std::vector<OpenFile>> OpenFiles(const ReaderJob& job,
@@ -206,6 +202,10 @@ absl::StatusOr<ReaderResult> RunReaderJob(const ReaderJob& job) {
   CloseFiles(files);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
+}
+
+void RethrowErrors(std::exception_ptr error) {
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace sluice::cli

@@ -19,6 +19,7 @@
 #define SLUICE_BINDINGS_CLI_READER_JOB_H_
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ struct ReaderResult {
 // file cannot be opened or read, io_uring or (with `registered`) buffer
 // registration is unavailable.
 absl::StatusOr<ReaderResult> RunReaderJob(const ReaderJob& job);
+
+// The completion handler of the measuring coroutines (`asio::co_spawn`'s
+// last argument): a coroutine's exception leaves `io_context::run()`.
+void RethrowErrors(std::exception_ptr error);
 
 }  // namespace sluice::cli
 

@@ -11,15 +11,16 @@
 #include "engine/element_type.h"
 #include "engine/worker_placement.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "stages/stage_factory.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using testing::ParseConfig;
 
 // A source of strings, to provoke element type mismatches.
 class StringSource final : public Stage {
@@ -42,13 +43,6 @@ absl::StatusOr<std::unique_ptr<Stage>> TestFactory(
     return std::unique_ptr<Stage>(new StringSource(context));
   }
   return CreateStage(context);
-}
-
-DataLoaderConfig ParseConfig(const std::string& text) {
-  DataLoaderConfig config;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &config))
-      << text;
-  return config;
 }
 
 absl::Status Configure(const std::string& text) {

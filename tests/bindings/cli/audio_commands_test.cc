@@ -14,6 +14,7 @@
 #include "bindings/cli/run_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/bindings/cli/invoke_command.h"
 
 namespace sluice::cli {
 namespace {
@@ -21,19 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-template <typename Command>
-Result Invoke(Command command, const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = command(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // 120 clips in 2 files, two of them damaged, shared by the tests.
 class AudioCommandsTest : public ::testing::Test {

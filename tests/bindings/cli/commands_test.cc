@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/bindings/cli/invoke_command.h"
 #include "tests/testing/http_test_client.h"
 #include "tests/testing/trace_check.h"
 
@@ -36,19 +37,6 @@ namespace fs = std::filesystem;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-template <typename Command>
-Result Invoke(Command command, const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = command(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // A tiny data set shared by the tests: 40 games in 4 tars.
 class CommandsTest : public ::testing::Test {
