@@ -188,7 +188,7 @@ TEST(TraceRecorderTest, ThreadsRecordingAtOnceGiveAWellFormedTrace) {
   settings.set_file(TracePath("threads"));
   TraceRecorder trace(settings);
   constexpr int kThreads = 4;
-  constexpr int kRounds = 2000;
+  constexpr int kRounds = 500;
   LoadMeter meters[2];
   trace.AddStage("even", "test");
   trace.AddStage("odd", "test");
