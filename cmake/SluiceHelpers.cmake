@@ -78,6 +78,7 @@ endfunction()
 # One googletest binary whose cases ctest runs one by one.
 function(sluice_add_test_binary name srcs deps labels)
   add_executable(${name} ${srcs})
+  add_dependencies(sluice_tests ${name})
   target_link_libraries(${name} PRIVATE ${deps} GTest::gtest_main)
   sluice_test_compile_settings(${name})
   gtest_discover_tests(${name}

@@ -69,9 +69,12 @@ section "release build"
 build out/release -DCMAKE_BUILD_TYPE=Release -DSLUICE_TEST_COMPILE_OPTIONS=-O1
 # The TSan build starts now in the background at the lowest CPU priority: it
 # takes the CPU that the release tests, pytest, the wheel and the soak leave
-# idle, and what is left of it runs in the TSan section.
+# idle, and what is left of it runs in the TSan section. It builds the test
+# binaries alone (target sluice_tests): the concurrency suite needs no
+# command-line tool or Python module.
 configure out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
-setsid -w nice -n 19 cmake --build out/tsan -j "$jobs" >out/tsan.build.log 2>&1 &
+setsid -w nice -n 19 cmake --build out/tsan -j "$jobs" --target sluice_tests \
+  >out/tsan.build.log 2>&1 &
 tsan_build=$!
 # setsid gives the build its own session, so that the exit trap can stop it
 # whole; where the kernel groups sessions for scheduling (autogroup), that

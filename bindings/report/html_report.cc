@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -130,6 +133,18 @@ std::string ThroughputChart(const RunReportInputs& inputs) {
   return RenderLineChart(chart);
 }
 
+// A chart of shares in [0, 1] over the samples of `history`, drawn as
+// percentages on an axis that ends at 100%.
+std::string ShareChart(std::string title,
+                       const std::vector<MetricsHistory::Sample>& history,
+                       std::vector<LineChart::Series> series) {
+  return RenderLineChart(LineChart{.title = std::move(title),
+                                   .unit = "%",
+                                   .seconds = Seconds(history),
+                                   .series = std::move(series),
+                                   .y_max = 1.0});
+}
+
 std::string StageCharts(const RunReportInputs& inputs) {
   const auto& history = inputs.history;
   SeriesSet load(history.size()), fill(history.size());
@@ -143,21 +158,11 @@ std::string StageCharts(const RunReportInputs& inputs) {
       }
     }
   }
-  LineChart load_chart{.title =
-                           "Stage load: busy share of each stage's "
-                           "coroutine time",
-                       .unit = "%",
-                       .seconds = Seconds(history),
-                       .series = load.Take(),
-                       .y_max = 1.0};
-  LineChart fill_chart{.title =
-                           "Channel fill: items buffered / capacity "
-                           "(at each sample's end)",
-                       .unit = "%",
-                       .seconds = Seconds(history),
-                       .series = fill.Take(),
-                       .y_max = 1.0};
-  return RenderLineChart(load_chart) + RenderLineChart(fill_chart);
+  return ShareChart("Stage load: busy share of each stage's coroutine time",
+                    history, load.Take()) +
+         ShareChart(
+             "Channel fill: items buffered / capacity (at each sample's end)",
+             history, fill.Take());
 }
 
 std::string SkipChart(const RunReportInputs& inputs) {
