@@ -3,9 +3,14 @@
 
     /work/bin/quiet bench/trace_overhead_benchmark.py out/release/bindings/cli/sluice \
         --rounds 5 --seconds 10 --threads 2
+    /work/bin/quiet bench/trace_overhead_benchmark.py \
+        out/release/bench/lc0_pipeline_benchmark --rounds 4 --threads 2
 
 Runs `sluice bench pipeline` (the default lc0 training pipeline on the demo
-data set) without and with `--trace`, interleaved and in alternating order
+data set; --seconds per run) or, given bench/lc0_pipeline_benchmark, that
+benchmark (the same pipeline on its generated data, positions/s in steady
+state; --batches per run) without and with `--trace`, interleaved and in
+alternating order
 (off on, on off, off on, ...) so that the machine's drift and whatever the
 first run of a pair leaves the second hit both alike, and prints
 positions/s of each
@@ -23,22 +28,35 @@ import sys
 import tempfile
 
 
-def bench(sluice, threads, seconds, trace=None):
-    command = [sluice, "bench", "pipeline", "--threads", str(threads),
-               "--seconds", str(seconds), "--json"]
+def bench(args, trace=None):
+    """Positions/s of one run of args.binary, traced into `trace` if set."""
+    lc0_benchmark = os.path.basename(args.binary) == "lc0_pipeline_benchmark"
+    if lc0_benchmark:
+        command = [args.binary, "--threads", str(args.threads),
+                   "--batches", str(args.batches)]
+    else:
+        command = [args.binary, "bench", "pipeline", "--threads",
+                   str(args.threads), "--seconds", str(args.seconds), "--json"]
     if trace is not None:
         command += ["--trace", trace]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(" ".join(command) + " failed:\n" + done.stderr)
+    if lc0_benchmark:
+        line = next(line for line in done.stdout.splitlines()
+                    if line.startswith("JSON "))
+        return json.loads(line[len("JSON "):])[
+            f"t{args.threads}_positions_per_second"]
     return json.loads(done.stdout)["runs"][0]["positions_per_s"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("sluice", help="the sluice binary")
+    parser.add_argument("binary",
+                        help="the sluice binary or lc0_pipeline_benchmark")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--batches", type=int, default=300)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     ratios = []
@@ -48,11 +66,11 @@ def main():
               f" {'trace MB':>9} {'events':>9}")
         for round_index in range(args.rounds):
             if round_index % 2 == 0:
-                off = bench(args.sluice, args.threads, args.seconds)
-                on = bench(args.sluice, args.threads, args.seconds, trace)
+                off = bench(args)
+                on = bench(args, trace)
             else:
-                on = bench(args.sluice, args.threads, args.seconds, trace)
-                off = bench(args.sluice, args.threads, args.seconds)
+                on = bench(args, trace)
+                off = bench(args)
             with open(trace) as f:
                 events = sum(1 for event in json.load(f)["traceEvents"]
                              if event["ph"] != "M")

@@ -1,7 +1,6 @@
 #include "engine/load_meter.h"
 
-#include <algorithm>
-
+#include "engine/thread_span.h"
 #include "engine/trace_recorder.h"
 
 namespace sluice {
@@ -17,19 +16,18 @@ void LoadMeter::AdvanceLocked(Clock::time_point now) {
 }
 
 void LoadMeter::BusyUpLocked(Clock::time_point now) {
-  if (trace_ != nullptr) [[unlikely]] {
-    if (slot_began_.size() <= static_cast<size_t>(busy_)) {
-      slot_began_.resize(busy_ + 1);
-    }
-    slot_began_[busy_] = now;
-  }
   ++busy_;
+  if (trace_ != nullptr) [[unlikely]] {
+    trace_->RecordBusyCount(trace_stage_, now, busy_);
+    ThreadSpan::Open(trace_, trace_stage_, now);
+  }
 }
 
 void LoadMeter::BusyDownLocked(Clock::time_point now) {
   --busy_;
   if (trace_ != nullptr) [[unlikely]] {
-    trace_->RecordBusy(trace_stage_, busy_, slot_began_[busy_], now);
+    trace_->RecordBusyCount(trace_stage_, now, busy_);
+    ThreadSpan::Close(trace_, now);
   }
 }
 
@@ -67,7 +65,6 @@ void LoadMeter::TraceInto(TraceRecorder* trace, uint32_t stage) {
   std::lock_guard lock(mu_);
   trace_ = trace;
   trace_stage_ = stage;
-  slot_began_.assign(static_cast<size_t>(std::max(busy_, 0)), Clock::now());
 }
 
 LoadMetricProto LoadMeter::Flush() {

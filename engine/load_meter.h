@@ -13,17 +13,17 @@
 // All methods are thread-safe; they take a mutex and read the clock, so call
 // them on slow paths only (channels call them only when they suspend).
 //
-// With a trace (TraceInto), the meter records its busy spans at the same
-// points and with the same clock readings, so they add up to its
-// busy_seconds. It counts busy coroutines without telling them apart: a
-// span of slot k lasts while at least k+1 coroutines are busy.
+// With a trace (TraceInto), the meter records at the same points and with
+// the same clock readings the count of busy coroutines (a counter whose
+// integral over time is its busy_seconds) and, on the calling thread, the
+// start and end of the stage's span on that worker thread
+// (engine/thread_span.h).
 #ifndef SLUICE_ENGINE_LOAD_METER_H_
 #define SLUICE_ENGINE_LOAD_METER_H_
 
 #include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <vector>
 
 #include "proto/data_loader_metrics.pb.h"
 
@@ -46,8 +46,8 @@ class LoadMeter {
   // counts from construction), and the coroutines alive now.
   LoadMetricProto Flush();
 
-  // Records busy spans into `trace` as stage `stage` from now on. Call
-  // before the stage's coroutines start.
+  // Records the busy count and thread spans into `trace` as stage `stage`
+  // from now on. Call before the stage's coroutines start.
   void TraceInto(TraceRecorder* trace, uint32_t stage);
 
  private:
@@ -64,10 +64,9 @@ class LoadMeter {
   int busy_ = 0;
   double busy_seconds_ = 0;
   double capacity_seconds_ = 0;
-  // With a trace: where each slot's current span began.
+  // With a trace: where the busy count and thread spans go.
   TraceRecorder* trace_ = nullptr;
   uint32_t trace_stage_ = 0;
-  std::vector<Clock::time_point> slot_began_;
 };
 
 // Marks the enclosing scope as waiting: BeginWait now, EndWait on exit.

@@ -88,7 +88,8 @@ class Stage {
   // True for a stage that reads only this rank's shard of its data when
   // world_size > 1 (StageContext::rank()).
   virtual bool ShardsByRank() const { return false; }
-  // Records the stage's busy spans into `trace` as its stage `index`
+  // Records the stage's busy count and its spans on the worker threads
+  // into `trace` as its stage `index`
   // (engine/trace_recorder.h). Called by the pipeline before Start().
   void TraceInto(TraceRecorder* trace, uint32_t index) {
     load_meter_.TraceInto(trace, index);

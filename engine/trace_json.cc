@@ -13,23 +13,20 @@
 namespace sluice {
 namespace {
 
-// Process ids: the callers' threads, the file reads, then one per stage.
+// Process ids: the callers' threads, the file reads, the worker threads,
+// then one per stage.
 constexpr int kCallersPid = 1;
 constexpr int kReadsPid = 2;
+constexpr int kWorkersPid = 3;
 constexpr int kFirstStagePid = 100;
 // Thread ids, unique across the file (viewers key threads by tid).
 constexpr int64_t kFirstCallerTid = 1000;
 constexpr int64_t kFirstReadLaneTid = 200000;
-constexpr int64_t kFirstSlotTid = 1000000;
-constexpr int64_t kSlotsPerStage = 1000;
+constexpr int64_t kFirstWorkerTid = 500000;
+constexpr int64_t kFirstStageTid = 1000000;
 
 // Pieces of JSON handed to the file at a time.
 constexpr size_t kFlushBytes = size_t{1} << 20;
-
-int64_t SlotTid(uint32_t stage, uint64_t slot) {
-  return kFirstSlotTid + stage * kSlotsPerStage +
-         static_cast<int64_t>(std::min<uint64_t>(slot, kSlotsPerStage - 1));
-}
 
 // `text` as a JSON string literal.
 std::string Quoted(absl::string_view text) {
@@ -162,6 +159,20 @@ void AppendSpan(JsonOut& out, absl::string_view quoted_name,
   AppendMicros(text, event.end_ns - event.begin_ns);
 }
 
+// A counter's value in the process of stage `stage`.
+void AppendCounter(JsonOut& out, absl::string_view quoted_name,
+                   absl::string_view category, uint32_t stage,
+                   absl::string_view key, const TraceEvent& event) {
+  out.NextEvent();
+  std::string& text = out.text();
+  absl::StrAppend(&text, "{\"ph\":\"C\",\"name\":", quoted_name, ",\"cat\":\"",
+                  category,
+                  "\",\"pid\":", kFirstStagePid + static_cast<int64_t>(stage),
+                  ",\"tid\":", kFirstStageTid + stage, ",\"ts\":");
+  AppendMicros(text, event.begin_ns);
+  absl::StrAppend(&text, ",\"args\":{\"", key, "\":", event.value, "}}");
+}
+
 }  // namespace
 
 absl::Status WriteTraceJson(const std::string& path, TraceContents contents) {
@@ -183,19 +194,24 @@ absl::Status WriteTraceJson(const std::string& path, TraceContents contents) {
                      return a.event.end_ns > b.event.end_ns;
                    });
   // Which tracks have events: only those get names.
-  std::vector<uint64_t> slots(contents.stages.size(), 0);
   std::vector<bool> caller(contents.threads.size(), false);
+  std::vector<bool> worker(contents.threads.size(), false);
+  bool any_worker = false;
   for (const Placed& placed : events) {
-    const TraceEvent& event = placed.event;
-    if (event.kind == TraceEvent::Kind::kBusy &&
-        event.track < contents.stages.size()) {
-      slots[event.track] = std::max(slots[event.track], event.value + 1);
-    }
-    if (event.kind == TraceEvent::Kind::kBatch ||
-        event.kind == TraceEvent::Kind::kCheckpoint) {
+    const TraceEvent::Kind kind = placed.event.kind;
+    if (kind == TraceEvent::Kind::kBatch ||
+        kind == TraceEvent::Kind::kCheckpoint) {
       caller[placed.thread] = true;
     }
+    if (kind == TraceEvent::Kind::kThreadBusy) {
+      worker[placed.thread] = true;
+      any_worker = true;
+    }
   }
+  const auto thread_name = [&](uint32_t t) {
+    const std::string& name = contents.threads[t].name;
+    return name.empty() ? absl::StrCat("thread ", t) : name;
+  };
 
   absl::StatusOr<AtomicFileWriter> file = AtomicFileWriter::CreateForPath(path);
   if (!file.ok()) return file.status();
@@ -208,30 +224,31 @@ absl::Status WriteTraceJson(const std::string& path, TraceContents contents) {
 
   AppendProcess(out, kCallersPid, "sluice callers (batches, checkpoints)", 0);
   for (uint32_t t = 0; t < contents.threads.size(); ++t) {
-    if (!caller[t]) continue;
-    const std::string& name = contents.threads[t].name;
-    AppendThread(out, kCallersPid, kFirstCallerTid + t,
-                 name.empty() ? absl::StrCat("thread ", t) : name, t);
+    if (caller[t]) {
+      AppendThread(out, kCallersPid, kFirstCallerTid + t, thread_name(t), t);
+    }
   }
-  if (read_lanes > 0) AppendProcess(out, kReadsPid, "file reads", 1);
+  if (any_worker) AppendProcess(out, kWorkersPid, "worker threads", 1);
+  for (uint32_t t = 0; t < contents.threads.size(); ++t) {
+    if (worker[t]) {
+      AppendThread(out, kWorkersPid, kFirstWorkerTid + t, thread_name(t), t);
+    }
+  }
+  if (read_lanes > 0) AppendProcess(out, kReadsPid, "file reads", 2);
   for (uint32_t lane = 0; lane < read_lanes; ++lane) {
     AppendThread(out, kReadsPid, kFirstReadLaneTid + lane,
                  absl::StrCat("reads ", lane + 1), lane);
   }
   std::vector<std::string> stage_names;
+  std::vector<std::string> busy_count_names;
   for (uint32_t s = 0; s < contents.stages.size(); ++s) {
-    const int pid = kFirstStagePid + static_cast<int>(s);
     const TraceContents::Stage& stage = contents.stages[s];
     stage_names.push_back(Quoted(stage.name));
-    AppendProcess(out, pid,
+    // Shown as "NAME busy coroutines" (the name and the argument's key).
+    busy_count_names.push_back(Quoted(absl::StrCat(stage.name, " busy")));
+    AppendProcess(out, kFirstStagePid + static_cast<int>(s),
                   absl::StrCat("stage ", stage.name, " (", stage.type, ")"),
                   10 + s);
-    for (uint64_t slot = 0; slot < std::max<uint64_t>(slots[s], 1); ++slot) {
-      // "≥k busy": at least k of the stage's coroutines are busy.
-      AppendThread(out, pid, SlotTid(s, slot),
-                   absl::StrCat("\xe2\x89\xa5", slot + 1, " busy"),
-                   static_cast<int64_t>(slot));
-    }
   }
   std::vector<std::string> channel_names;
   for (const TraceContents::Channel& channel : contents.channels) {
@@ -248,26 +265,22 @@ absl::Status WriteTraceJson(const std::string& path, TraceContents contents) {
     const TraceEvent& event = placed.event;
     std::string& text = out.text();
     switch (event.kind) {
-      case TraceEvent::Kind::kBusy:
+      case TraceEvent::Kind::kThreadBusy:
         if (event.track >= stage_names.size()) continue;
-        AppendSpan(out, stage_names[event.track], "busy",
-                   kFirstStagePid + static_cast<int>(event.track),
-                   SlotTid(event.track, event.value), event);
+        AppendSpan(out, stage_names[event.track], "busy", kWorkersPid,
+                   kFirstWorkerTid + placed.thread, event);
         text += "}";
         break;
-      case TraceEvent::Kind::kFill: {
-        if (event.track >= channel_names.size()) continue;
-        const uint32_t stage = contents.channels[event.track].stage;
-        out.NextEvent();
-        absl::StrAppend(&text,
-                        "{\"ph\":\"C\",\"name\":", channel_names[event.track],
-                        ",\"cat\":\"fill\"",
-                        ",\"pid\":", kFirstStagePid + static_cast<int>(stage),
-                        ",\"tid\":", SlotTid(stage, 0), ",\"ts\":");
-        AppendMicros(text, event.begin_ns);
-        absl::StrAppend(&text, ",\"args\":{\"items\":", event.value, "}}");
+      case TraceEvent::Kind::kBusyCount:
+        if (event.track >= busy_count_names.size()) continue;
+        AppendCounter(out, busy_count_names[event.track], "busy", event.track,
+                      "coroutines", event);
         break;
-      }
+      case TraceEvent::Kind::kFill:
+        if (event.track >= channel_names.size()) continue;
+        AppendCounter(out, channel_names[event.track], "fill",
+                      contents.channels[event.track].stage, "items", event);
+        break;
       case TraceEvent::Kind::kBatch:
         if (event.track >= batch_names.size()) continue;
         AppendSpan(out, batch_names[event.track], "output", kCallersPid,

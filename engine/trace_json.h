@@ -8,11 +8,12 @@
 // Layout of the file: {"traceEvents": [...], "displayTimeUnit": "ms",
 // "otherData": {...}}. Names come first as metadata events ("M"); then
 // every event in time order: spans as complete events ("X", with "dur"),
-// channel fills as counters ("C"). Timestamps are microseconds since the
-// pipeline started. Each stage is a process (pid 100 + its index) whose
-// threads are its busy slots; file reads are process 2, the threads that
-// took batches and checkpoints process 1. Thread ids are unique across
-// the file.
+// busy counts and channel fills as counters ("C"). Timestamps are
+// microseconds since the pipeline started. The threads that took batches
+// and checkpoints are process 1, file reads process 2, the worker threads
+// (a track per thread, spans named after stages) process 3; each stage is
+// a process (pid 100 + its index) holding its counters. Thread ids are
+// unique across the file.
 #ifndef SLUICE_ENGINE_TRACE_JSON_H_
 #define SLUICE_ENGINE_TRACE_JSON_H_
 
@@ -28,7 +29,9 @@ namespace sluice {
 struct TraceEvent {
   // What the event is; decides its track and its arguments.
   enum class Kind : uint8_t {
-    kBusy,        // a stage's slot was busy; track: stage, value: slot
+    kThreadBusy,  // a stage's coroutine worked on the recording thread;
+                  // track: stage
+    kBusyCount,   // a stage's busy coroutines; track: stage, value: count
     kFill,        // a channel's fill; track: channel, value: items
     kBatch,       // a batch handed out; track: output, value: its number
     kCheckpoint,  // a checkpoint taken; value: batches before it
@@ -41,7 +44,7 @@ struct TraceEvent {
   uint32_t track = 0;
   uint32_t count = 0;
   uint32_t cached = 0;
-  Kind kind = Kind::kBusy;
+  Kind kind = Kind::kThreadBusy;
 };
 
 // Everything a trace file holds.

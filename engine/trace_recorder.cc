@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/thread_span.h"
 #include "io/atomic_file.h"
 
 namespace sluice {
@@ -100,7 +101,7 @@ TraceRecorder::TraceRecorder(const TraceConfig& config)
       window_end_ns_(WindowEnd(window_begin_ns_, config.duration_seconds())),
       budget_(config.max_events()) {}
 
-TraceRecorder::~TraceRecorder() = default;
+TraceRecorder::~TraceRecorder() { Finish(); }
 
 uint32_t TraceRecorder::AddStage(std::string name, std::string type) {
   tracks_.stages.push_back({std::move(name), std::move(type)});
@@ -120,11 +121,14 @@ uint32_t TraceRecorder::AddOutput(std::string alias) {
 
 void TraceRecorder::Begin(Clock::time_point start) {
   origin_ = start;
+  ThreadSpan::AddRecorder();
   recording_.store(true, std::memory_order_release);
 }
 
 void TraceRecorder::Finish() {
-  recording_.store(false, std::memory_order_release);
+  if (recording_.exchange(false, std::memory_order_acq_rel)) {
+    ThreadSpan::RemoveRecorder();
+  }
 }
 
 std::chrono::nanoseconds TraceRecorder::counter_interval() const {
@@ -185,24 +189,33 @@ void TraceRecorder::Record(TraceEvent event) {
   buffer.size.store(size + 1, std::memory_order_release);
 }
 
-void TraceRecorder::RecordBusy(uint32_t stage, uint32_t slot,
-                               Clock::time_point begin, Clock::time_point end) {
+void TraceRecorder::RecordBusyCount(uint32_t stage, Clock::time_point at,
+                                    uint64_t busy) {
+  RecordCounter(TraceEvent::Kind::kBusyCount, stage, at, busy);
+}
+
+void TraceRecorder::RecordThreadBusy(uint32_t stage, Clock::time_point begin,
+                                     Clock::time_point end) {
   Record({.begin_ns = Since(begin),
           .end_ns = Since(end),
-          .value = slot,
           .track = stage,
-          .kind = TraceEvent::Kind::kBusy});
+          .kind = TraceEvent::Kind::kThreadBusy});
 }
 
 void TraceRecorder::RecordFill(uint32_t channel, Clock::time_point at,
                                uint64_t items) {
+  RecordCounter(TraceEvent::Kind::kFill, channel, at, items);
+}
+
+void TraceRecorder::RecordCounter(TraceEvent::Kind kind, uint32_t track,
+                                  Clock::time_point at, uint64_t value) {
   const int64_t ns = Since(at);
   if (ns < window_begin_ns_ || ns >= window_end_ns_) return;
   Record({.begin_ns = ns,
           .end_ns = ns,
-          .value = items,
-          .track = channel,
-          .kind = TraceEvent::Kind::kFill});
+          .value = value,
+          .track = track,
+          .kind = kind});
 }
 
 void TraceRecorder::RecordBatch(uint32_t output, uint64_t number,

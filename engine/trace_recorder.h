@@ -7,19 +7,22 @@
 //   SLUICE_RETURN_IF_ERROR(TraceRecorder::Validate(config.trace()));
 //   TraceRecorder trace(config.trace());
 //   const uint32_t stage = trace.AddStage("decoder", "audio_decoder");
-//   meter.TraceInto(&trace, stage);         // busy spans (load_meter.h)
+//   meter.TraceInto(&trace, stage);   // busy count, thread spans
 //   trace.Begin(Clock::now());
 //   ... the run ...
 //   trace.Finish();
 //   SLUICE_RETURN_IF_ERROR(trace.WriteFile());
 //
 // What a trace shows (one "process" per group in the viewers):
-// - a process per stage with its busy spans, taken at the load meter's own
-//   instrumentation points, so they add up to its busy_seconds. The meter
-//   counts busy coroutines without telling them apart, so the spans lie in
-//   slots: slot k is busy while at least k of the stage's coroutines are.
-//   Beside them, each output channel's fill as a counter, sampled every
-//   counter_interval_seconds;
+// - "worker threads": a track per executor worker thread, with a span
+//   named after the stage whose coroutine worked on it, from the point it
+//   started or resumed to the point it waited, yielded or finished
+//   (engine/thread_span.h);
+// - a process per stage with its count of busy coroutines as a counter,
+//   changed at the load meter's own instrumentation points with the same
+//   clock readings, so its integral over time is the stage's
+//   busy_seconds; beside it, each output channel's fill as a counter,
+//   sampled every counter_interval_seconds;
 // - "file reads": each batch of reads from its submission to the
 //   completion of its last read, with the reads, bytes and those served
 //   from the page cache at once (lanes of overlapping reads);
@@ -78,13 +81,19 @@ class TraceRecorder final : public io::AsyncFileReader::ReadObserver {
   uint32_t AddOutput(std::string alias);
 
   // Time zero of the trace; recording starts (after start_seconds).
+  // Once.
   void Begin(Clock::time_point start);
-  // Recording stops; later calls record nothing. Idempotent.
+  // Recording stops; later calls record nothing. Idempotent; the
+  // destructor calls it.
   void Finish();
 
   // Recording, from any thread.
-  void RecordBusy(uint32_t stage, uint32_t slot, Clock::time_point begin,
-                  Clock::time_point end);
+  // The stage's busy coroutines changed to `busy` at `at`.
+  void RecordBusyCount(uint32_t stage, Clock::time_point at, uint64_t busy);
+  // On the calling thread's track: a coroutine of the stage worked on it
+  // (engine/thread_span.h).
+  void RecordThreadBusy(uint32_t stage, Clock::time_point begin,
+                        Clock::time_point end);
   void RecordFill(uint32_t channel, Clock::time_point at, uint64_t items);
   // On the calling thread's track.
   void RecordBatch(uint32_t output, uint64_t number, Clock::time_point begin,
@@ -113,6 +122,9 @@ class TraceRecorder final : public io::AsyncFileReader::ReadObserver {
   // Appends `event` (times since the origin) when inside the window and
   // under the bound.
   void Record(TraceEvent event);
+  // A counter's value `value` at `at`, when inside the window.
+  void RecordCounter(TraceEvent::Kind kind, uint32_t track,
+                     Clock::time_point at, uint64_t value);
   // Takes room for more events of `buffer` from the bound; false when it
   // is used up.
   bool Grow(ThreadBuffer& buffer);

@@ -49,6 +49,8 @@ TraceSummary CheckTrace(const std::string& path) {
   // the open begin events' names.
   std::map<Track, std::vector<double>> enclosing;
   std::map<Track, std::vector<std::string>> open;
+  // Each counter's last (time, value).
+  std::map<std::string, std::pair<double, double>> last_sample;
   int failures = 0;
   const auto fail = [&](const Json& event, const std::string& why) {
     if (++failures <= 10) ADD_FAILURE() << why << ": " << event.dump();
@@ -66,7 +68,9 @@ TraceSummary CheckTrace(const std::string& path) {
       const std::string what = event["name"];
       if (what == "process_name") named_processes.insert(pid);
       if (what == "thread_name") {
-        named_threads.insert({pid, event.at("tid").get<int64_t>()});
+        const Track track{pid, event.at("tid").get<int64_t>()};
+        named_threads.insert(track);
+        summary.thread_names[track] = event["args"].value("name", "");
       }
       continue;
     }
@@ -95,6 +99,11 @@ TraceSummary CheckTrace(const std::string& path) {
         const std::string name = event["name"].get<std::string>() + " " + key;
         summary.counter_max[name] =
             std::max(summary.counter_max[name], value.get<double>());
+        if (auto last = last_sample.find(name); last != last_sample.end()) {
+          summary.counter_integral[name] +=
+              (ts - last->second.first) / 1e6 * last->second.second;
+        }
+        last_sample[name] = {ts, value.get<double>()};
       }
       continue;
     }
@@ -115,7 +124,9 @@ TraceSummary CheckTrace(const std::string& path) {
       const std::string category = event.value("cat", "");
       ++summary.spans[category];
       if (category == "busy") {
-        summary.busy_seconds[event["name"]] += event["dur"].get<double>() / 1e6;
+        const double seconds = event["dur"].get<double>() / 1e6;
+        summary.busy_seconds[event["name"]] += seconds;
+        summary.thread_busy_seconds[track] += seconds;
       }
       if (category == "io") {
         summary.read_bytes += event["args"]["bytes"].get<uint64_t>();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace sluice::testing {
 
@@ -20,9 +21,15 @@ struct TraceSummary {
   std::map<std::string, uint64_t> spans;
   // Seconds of "busy" spans, by stage (the span's name).
   std::map<std::string, double> busy_seconds;
-  // Counter events ("C"), and the largest value each counter showed.
+  // Seconds of "busy" spans by thread (pid, tid), and threads' names.
+  std::map<std::pair<int64_t, int64_t>, double> thread_busy_seconds;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  // Counter events ("C"); by counter ("NAME KEY"), the largest value it
+  // showed and its integral over time (value-seconds, each value held
+  // until the counter's next one).
   uint64_t counters = 0;
   std::map<std::string, double> counter_max;
+  std::map<std::string, double> counter_integral;
   // Bytes the "io" spans read, and the reads they hold.
   uint64_t read_bytes = 0;
   uint64_t reads = 0;
