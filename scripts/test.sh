@@ -73,13 +73,15 @@ build out/release -DCMAKE_BUILD_TYPE=Release -DSLUICE_TEST_COMPILE_OPTIONS=-O1
 # binaries alone (target sluice_tests): the concurrency suite needs no
 # command-line tool or Python module.
 configure out/tsan "${sanitizer_flags[@]}" -DSLUICE_TSAN=ON
-setsid -w nice -n 19 cmake --build out/tsan -j "$jobs" --target sluice_tests \
-  >out/tsan.build.log 2>&1 &
-tsan_build=$!
 # setsid gives the build its own session, so that the exit trap can stop it
-# whole; where the kernel groups sessions for scheduling (autogroup), that
-# group's own nice level is what yields the CPU to the tests.
-echo 19 >"/proc/$tsan_build/autogroup" 2>/dev/null || true
+# whole. Where the kernel groups sessions for scheduling (autogroup), the
+# group's own nice level is what yields the CPU to the tests; the build sets
+# it from inside its new session before it starts (set from outside, it
+# could land before setsid and lower the tests' own group instead).
+setsid -w sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' \
+  tsan-build nice -n 19 cmake --build out/tsan -j "$jobs" \
+  --target sluice_tests >out/tsan.build.log 2>&1 &
+tsan_build=$!
 
 section "release tests"
 ctest --test-dir out/release --output-on-failure -j "$jobs" --timeout 600
