@@ -233,6 +233,9 @@ asio::awaitable<void> ArrowSource::Read() {
         FilesOfPass(dataset_, train, seed_ + pass);
     const uint64_t before = delivered_;
     const bool first_pass = pass == start.pass;
+    // A resumed pass may begin at its very end: only a pass read from its
+    // first row tells whether the data set still has any.
+    const bool whole_pass = !first_pass || (start.slot == 0 && start.row == 0);
     for (uint64_t slot = first_pass ? start.slot : 0; slot < order.size();
          ++slot) {
       FileRead read{.pass = pass, .position = checkpoint_.LogRead(pass, slot)};
@@ -241,7 +244,7 @@ asio::awaitable<void> ArrowSource::Read() {
     }
     passes_.fetch_add(1);
     if (!train) break;
-    if (delivered_ == before) {
+    if (whole_pass && delivered_ == before) {
       LogWarning("stage ", name(),
                  ": a whole pass read no record batch; stopping");
       break;

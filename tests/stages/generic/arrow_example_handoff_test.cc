@@ -3,7 +3,9 @@
 // longer than a group and skipped rows at group edges lose or repeat no
 // row; a checkpoint taken while groups are in flight resumes with the
 // batches that followed, with a shuffle buffer or the batcher right after
-// the source; a stop while a group is half sent returns.
+// the source; a checkpoint at the end of a pass resumes into the next; a
+// stop while a group is half sent returns.
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -200,6 +202,37 @@ TEST(ArrowExampleHandOffTest, ABatcherRightAfterTheSourceResumesWhereItWas) {
   for (const std::string mode : {"EVAL", "TRAIN"}) {
     ExpectResumesWhereItWas(ParseConfig(DirectConfig(dir, mode)), mode, rows);
   }
+}
+
+// A checkpoint taken just as the batcher has consumed a whole pass resumes
+// at the end of that pass: the resumed run goes on into the next pass
+// instead of taking the empty rest of the pass for an empty data set.
+TEST(ArrowExampleHandOffTest, ACheckpointAtTheEndOfAPassResumesIntoTheNext) {
+  TempDir dir;
+  const size_t rows = GoodRows(WriteFile(dir)).size();
+  DataLoaderConfig config = ParseConfig(
+      SourceConfig(dir, "TRAIN", "deterministic: true") +
+      " stage { name: 'batches' input: 'rows' batcher { batch_size: " +
+      std::to_string(rows) +
+      " field { name: 'index' dtype: 'int64' }"
+      " field { name: 'label' dtype: 'int64' } } }");
+  std::string checkpoint;
+  {
+    DataLoader first(CreateStage);
+    first.Configure(config);
+    first.Start();
+    ASSERT_EQ(TakeIndexes(first, 1).size(), rows);
+    checkpoint = first.Checkpoint();
+    first.Stop();
+  }
+  DataLoader resumed(CreateStage);
+  resumed.Configure(config);
+  resumed.Resume(checkpoint);
+  resumed.Start();
+  std::vector<int64_t> second_pass = TakeIndexes(resumed, 1);
+  resumed.Stop();
+  std::sort(second_pass.begin(), second_pass.end());
+  EXPECT_EQ(second_pass, GoodRows(rows + std::size(kNullRows)));
 }
 
 TEST(ArrowExampleHandOffTest, StopWhileAGroupIsHalfSentReturns) {
