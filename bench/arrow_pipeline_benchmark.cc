@@ -20,17 +20,17 @@
 // differently on cores that share a cache and on cores that do not.
 //
 // The source hands the batcher row blocks (output: ROW_BLOCKS) on 1 and 2
-// threads, and, for comparison, one Example per row on the first thread
-// count. Block runs go once with the batcher in input order (the source
-// then cuts its blocks on the batcher's batch boundaries, reading each
-// batch's rows straight into one buffer) and once with `block_order:
-// VIEWS_FIRST`. Record batches of --rows-per-batch rows: 1024 (the
-// default), or 1000 (what Hugging Face datasets writes). The files are
-// written, flushed and dropped from the page cache, then read once: the
-// page cache then holds them as a reader of existing data finds them
-// (filled by readahead, in large folios), not as the writer left them
-// (freshly written files read at 15-24 GB/s from one file to the next on
-// the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
+// threads, and one Example per row (output: EXAMPLES, the path of data
+// sets whose rows are not of fixed size) on the same thread counts. Block runs
+// go once with the batcher in input order (the source then cuts its blocks on
+// the batcher's batch boundaries, reading each batch's rows straight into one
+// buffer) and once with `block_order: VIEWS_FIRST`. Record batches of
+// --rows-per-batch rows: 1024 (the default), or 1000 (what Hugging Face
+// datasets writes). The files are written, flushed and dropped from the page
+// cache, then read once: the page cache then holds them as a reader of existing
+// data finds them (filled by readahead, in large folios), not as the writer
+// left them (freshly written files read at 15-24 GB/s from one file to the next
+// on the 2-core VM, the same files read back at 28-30 GB/s). --rows (default
 // 2,000,000: 2.1 GB) long enough that a pass lasts tens of milliseconds;
 // each pipeline runs once untimed first, so that its read buffers are no
 // longer fresh. Prints a table and one JSON line.
@@ -341,7 +341,9 @@ int Run(const Options& options) {
   for (int threads : options.threads) {
     runs.push_back({.threads = threads, .views_first = true});
   }
-  runs.push_back({.threads = options.threads[0], .blocks = false});
+  for (int threads : options.threads) {
+    runs.push_back({.threads = threads, .blocks = false});
+  }
   DropFromPageCache(data->paths);
   RawRead(data->paths, 1);  // warm the page cache
   // One untimed run of each pipeline first, as the raw read is warmed: the

@@ -6,6 +6,7 @@
 //                                      [--cache-dir DIR] [--threads N]
 //                                      [--ceiling-batches N]
 //                                      [--deterministic 1] [--resumable 1]
+//                                      [--trace FILE]
 //
 // Data: N games (default 2000) written once by the data generator into
 // DIR (default /tmp/sluice_lc0_bench_<N>), 100 games per tar, then read once
@@ -49,6 +50,11 @@
 // --deterministic 1 runs the pipeline in deterministic mode, --resumable 1
 // with `resumable: true` (checkpoints without deterministic mode; both in
 // docs/guarantees.md); compare them with a run without, interleaved.
+//
+// --trace FILE records a trace of each run (DataLoaderConfig.trace, the
+// defaults otherwise) into FILE, written when the run stops, after its
+// figures are taken; with several thread counts the last run's is kept.
+// Compare with a run without, interleaved, for what tracing costs.
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -276,13 +282,15 @@ std::pair<uint64_t, uint64_t> ReservoirFill(DataLoader& loader) {
 }
 
 RunResult RunPipeline(const std::string& dir, unsigned threads, int batches,
-                      bool deterministic, bool resumable) {
+                      bool deterministic, bool resumable,
+                      const std::string& trace) {
   ResetPeakRss();
   RunResult result;
   result.threads = threads;
   DataLoader loader(CreateStage);
   DataLoaderConfig config = TrainConfig(dir, threads, deterministic);
   config.set_resumable(resumable);
+  if (!trace.empty()) config.mutable_trace()->set_file(trace);
   loader.Configure(config);
   const auto start = Clock::now();
   loader.Start();
@@ -328,6 +336,7 @@ int Main(int argc, char** argv) {
   bool deterministic = false;
   bool resumable = false;
   std::string dir;
+  std::string trace;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--games") {
@@ -344,6 +353,8 @@ int Main(int argc, char** argv) {
       deterministic = std::atoi(argv[i + 1]) != 0;
     } else if (flag == "--resumable") {
       resumable = std::atoi(argv[i + 1]) != 0;
+    } else if (flag == "--trace") {
+      trace = argv[i + 1];
     } else {
       Die("unknown flag " + flag);
     }
@@ -383,7 +394,7 @@ int Main(int argc, char** argv) {
   std::vector<RunResult> runs;
   for (unsigned threads : thread_counts) {
     runs.push_back(
-        RunPipeline(dir, threads, batches, deterministic, resumable));
+        RunPipeline(dir, threads, batches, deterministic, resumable, trace));
     measure_ceilings();
   }
   std::printf(
@@ -419,10 +430,12 @@ int Main(int argc, char** argv) {
               "stage load");
   if (deterministic) std::printf("(deterministic mode)\n");
   if (resumable) std::printf("(resumable: true)\n");
+  if (!trace.empty()) std::printf("(traced into %s)\n", trace.c_str());
   std::string json = "{\"benchmark\":\"lc0_pipeline\",\"batch_size\":1024";
   json +=
       std::string(",\"deterministic\":") + (deterministic ? "true" : "false");
   json += std::string(",\"resumable\":") + (resumable ? "true" : "false");
+  json += std::string(",\"traced\":") + (trace.empty() ? "false" : "true");
   json += ",\"ceiling_batches\":" + std::to_string(ceiling_batches);
   json += ",\"ceiling_1core_positions_per_second\":" +
           std::to_string(ceiling.positions_per_second) +

@@ -39,6 +39,14 @@ struct StreamCursor {
   uint32_t ordinal = 0;
 };
 
+// The unit in which a stage's output is resumed and acknowledged
+// (Stage::resume_unit): a count of its items, or a group and the items of
+// it already taken, read from each item's StreamCursor.
+enum class ResumeUnit {
+  kItems,    // ResumeRequest::from counts items; skip is 0
+  kCursors,  // from is a group (StreamCursor::position), skip its items taken
+};
+
 // What a stage needs from its input stage's resumed run.
 struct ResumeRequest {
   // The point of the input stream from which the stage needs items again;

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/errors.h"
 #include "engine/pipeline.h"
-#include "sluice/errors.h"
 
 namespace sluice {
 

@@ -1,5 +1,8 @@
 #include "engine/load_meter.h"
 
+#include "engine/thread_span.h"
+#include "engine/trace_recorder.h"
+
 namespace sluice {
 
 LoadMeter::LoadMeter() : last_change_(Clock::now()) {}
@@ -12,30 +15,56 @@ void LoadMeter::AdvanceLocked(Clock::time_point now) {
   last_change_ = now;
 }
 
+void LoadMeter::BusyUpLocked(Clock::time_point now) {
+  ++busy_;
+  if (trace_ != nullptr) [[unlikely]] {
+    trace_->RecordBusyCount(trace_stage_, now, busy_);
+    ThreadSpan::Open(trace_, trace_stage_, now);
+  }
+}
+
+void LoadMeter::BusyDownLocked(Clock::time_point now) {
+  --busy_;
+  if (trace_ != nullptr) [[unlikely]] {
+    trace_->RecordBusyCount(trace_stage_, now, busy_);
+    ThreadSpan::Close(trace_, now);
+  }
+}
+
 void LoadMeter::WorkerStarted() {
   std::lock_guard lock(mu_);
-  AdvanceLocked(Clock::now());
+  const Clock::time_point now = Clock::now();
+  AdvanceLocked(now);
   ++alive_;
-  ++busy_;
+  BusyUpLocked(now);
 }
 
 void LoadMeter::WorkerFinished() {
   std::lock_guard lock(mu_);
-  AdvanceLocked(Clock::now());
+  const Clock::time_point now = Clock::now();
+  AdvanceLocked(now);
   --alive_;
-  --busy_;
+  BusyDownLocked(now);
 }
 
 void LoadMeter::BeginWait() {
   std::lock_guard lock(mu_);
-  AdvanceLocked(Clock::now());
-  --busy_;
+  const Clock::time_point now = Clock::now();
+  AdvanceLocked(now);
+  BusyDownLocked(now);
 }
 
 void LoadMeter::EndWait() {
   std::lock_guard lock(mu_);
-  AdvanceLocked(Clock::now());
-  ++busy_;
+  const Clock::time_point now = Clock::now();
+  AdvanceLocked(now);
+  BusyUpLocked(now);
+}
+
+void LoadMeter::TraceInto(TraceRecorder* trace, uint32_t stage) {
+  std::lock_guard lock(mu_);
+  trace_ = trace;
+  trace_stage_ = stage;
 }
 
 LoadMetricProto LoadMeter::Flush() {

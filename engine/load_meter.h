@@ -12,15 +12,24 @@
 //
 // All methods are thread-safe; they take a mutex and read the clock, so call
 // them on slow paths only (channels call them only when they suspend).
+//
+// With a trace (TraceInto), the meter records at the same points and with
+// the same clock readings the count of busy coroutines (a counter whose
+// integral over time is its busy_seconds) and, on the calling thread, the
+// start and end of the stage's span on that worker thread
+// (engine/thread_span.h).
 #ifndef SLUICE_ENGINE_LOAD_METER_H_
 #define SLUICE_ENGINE_LOAD_METER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 
 #include "proto/data_loader_metrics.pb.h"
 
 namespace sluice {
+
+class TraceRecorder;  // engine/trace_recorder.h
 
 class LoadMeter {
  public:
@@ -37,10 +46,17 @@ class LoadMeter {
   // counts from construction), and the coroutines alive now.
   LoadMetricProto Flush();
 
+  // Records the busy count and thread spans into `trace` as stage `stage`
+  // from now on. Call before the stage's coroutines start.
+  void TraceInto(TraceRecorder* trace, uint32_t stage);
+
  private:
   using Clock = std::chrono::steady_clock;
   // Adds the time since last_change_ to the integrals. Needs mu_.
   void AdvanceLocked(Clock::time_point now);
+  // One more or one fewer busy coroutine at `now`. Need mu_.
+  void BusyUpLocked(Clock::time_point now);
+  void BusyDownLocked(Clock::time_point now);
 
   std::mutex mu_;
   Clock::time_point last_change_;
@@ -48,6 +64,9 @@ class LoadMeter {
   int busy_ = 0;
   double busy_seconds_ = 0;
   double capacity_seconds_ = 0;
+  // With a trace: where the busy count and thread spans go.
+  TraceRecorder* trace_ = nullptr;
+  uint32_t trace_stage_ = 0;
 };
 
 // Marks the enclosing scope as waiting: BeginWait now, EndWait on exit.

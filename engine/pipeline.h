@@ -34,15 +34,20 @@
 #include "engine/channel.h"
 #include "engine/element_type.h"
 #include "engine/executor.h"
+#include "engine/metrics_history.h"
+#include "engine/prometheus_metrics.h"
 #include "engine/stage.h"
 #include "engine/stage_context.h"
 #include "engine/task_group.h"
+#include "engine/trace_recorder.h"
 #include "proto/data_loader_config.pb.h"
 #include "proto/data_loader_metrics.pb.h"
 #include "proto/loader_checkpoint.pb.h"
 #include "proto/stage_control.pb.h"
 
 namespace sluice {
+
+class MetricsExporter;
 
 // The bytes of `checkpoint`, with its digest set.
 std::string SerializeCheckpoint(LoaderCheckpoint checkpoint);
@@ -97,10 +102,13 @@ class Pipeline {
                        std::string(ElementTypeName<T>())));
     }
     if (absl::Status failure = status(); !failure.ok()) return failure;
+    const auto asked_at = trace_ != nullptr
+                              ? std::chrono::steady_clock::now()
+                              : std::chrono::steady_clock::time_point();
     typename Channel<T>::GetResult result =
         static_cast<Channel<T>*>(*output)->Get(timeout);
     if (result.kind == Channel<T>::GetResult::Kind::kItem) {
-      Delivered(*output);
+      Delivered(*output, asked_at);
     }
     if (result.kind != Channel<T>::GetResult::Kind::kItem) {
       // An output ends early when the pipeline fails: report the failure.
@@ -142,6 +150,12 @@ class Pipeline {
 
   // The latest metrics snapshot (taken every metrics interval, and at Stop).
   DataLoaderMetricsProto GetMetrics();
+  // Every snapshot since Start(), downsampled to a bounded series
+  // (engine/metrics_history.h).
+  std::vector<MetricsHistory::Sample> GetHistory();
+  // OK, or why the trace (DataLoaderConfig.trace) could not be written
+  // when the pipeline stopped (the error is also logged).
+  absl::Status trace_status() const;
   // Sends `request` to every stage; returns the non-empty answers.
   std::vector<StageControlResponse> SendControlMessage(
       const StageControlRequest& request);
@@ -152,6 +166,9 @@ class Pipeline {
   absl::StatusOr<ChannelBase*> FindOutput(std::string_view alias) const;
   // Executor in use once started (nullptr before).
   Executor* executor() { return executor_.get(); }
+  // The port the Prometheus exporter listens on while the pipeline runs
+  // (DataLoaderConfig.metrics_port); 0 when there is none.
+  uint16_t metrics_port() const;
 
  private:
   struct Output {
@@ -166,8 +183,17 @@ class Pipeline {
   Stage* FindStage(std::string_view name) const;
   // The stage that owns output channel `channel` (nullptr if none).
   Stage* OwnerOf(const ChannelBase* channel) const;
-  // Counts an item handed out by `channel` and acknowledges it upstream.
-  void Delivered(const ChannelBase* channel);
+  // Counts an item handed out by `channel` (asked for at `asked_at`, for
+  // the trace) and acknowledges it upstream.
+  void Delivered(const ChannelBase* channel,
+                 std::chrono::steady_clock::time_point asked_at);
+  // With a trace: registers the stages, channels and outputs, and starts
+  // recording.
+  void StartTrace();
+  // Samples every output channel's fill into the trace until the abort.
+  asio::awaitable<void> TraceFillLoop();
+  // Stops recording and writes the trace file (once).
+  void WriteTrace();
   // The config the pipeline was built from, less the options that do not
   // change its batches in deterministic mode (threads, metrics interval,
   // io_uring, every *parallelism field).
@@ -183,6 +209,11 @@ class Pipeline {
   void AbortAll();
   asio::awaitable<void> MetricsLoop();
   void TakeSnapshot();
+  // Which channel each stage reads and the loader hands out, by name.
+  PipelineWiring Wiring() const;
+  // The latest snapshot without taking one, its error set if the pipeline
+  // failed (for the exporter's thread).
+  std::shared_ptr<const DataLoaderMetricsProto> LatestSnapshot();
 
   const StageFactory factory_;
   DataLoaderConfig options_;  // options only; stages are kept in stages_
@@ -209,12 +240,31 @@ class Pipeline {
   mutable std::mutex failure_mu_;
   absl::Status failure_;
 
+  // Set by Configure when DataLoaderConfig.trace is; kept until the
+  // pipeline is destroyed (callers may still be in GetNextFor).
+  std::unique_ptr<TraceRecorder> trace_;
+  // The output channels whose fill the trace samples, with their tracks.
+  std::vector<std::pair<ChannelBase*, uint32_t>> traced_channels_;
+  // Items handed out by each output, for the trace.
+  std::unique_ptr<std::atomic<uint64_t>[]> handed_out_;
+  bool trace_written_ = false;
+  mutable std::mutex trace_mu_;
+  absl::Status trace_status_;
+
   std::mutex metrics_mu_;
   std::chrono::steady_clock::time_point started_at_;
   std::chrono::steady_clock::time_point last_snapshot_at_;
-  DataLoaderMetricsProto latest_;
+  // Replaced whole by each snapshot, so that readers share it without
+  // copying under the lock.
+  std::shared_ptr<const DataLoaderMetricsProto> latest_ =
+      std::make_shared<const DataLoaderMetricsProto>();
   bool has_snapshot_ = false;
   std::vector<StageMetricProto> totals_;
+  MetricsHistory history_;
+
+  // Serves the latest snapshot to Prometheus (metrics_port); destroyed
+  // first, as it reads the members above.
+  std::unique_ptr<MetricsExporter> metrics_exporter_;
 };
 
 }  // namespace sluice

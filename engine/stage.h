@@ -88,6 +88,12 @@ class Stage {
   // True for a stage that reads only this rank's shard of its data when
   // world_size > 1 (StageContext::rank()).
   virtual bool ShardsByRank() const { return false; }
+  // Records the stage's busy count and its spans on the worker threads
+  // into `trace` as its stage `index`
+  // (engine/trace_recorder.h). Called by the pipeline before Start().
+  void TraceInto(TraceRecorder* trace, uint32_t index) {
+    load_meter_.TraceInto(trace, index);
+  }
 
   // Checkpoints (deterministic mode; engine/checkpoint.h). Stages that keep
   // state between items override the three below; a stage that keeps none
@@ -102,6 +108,9 @@ class Stage {
   // before `consumed` (in the unit this stage's ResumeRequests use): logs
   // kept for checkpoints may drop them. Called from any thread.
   virtual void Acknowledge(uint64_t consumed) {}
+  // The unit of this stage's ResumeRequests and acknowledgements, for the
+  // stage below, which must speak it. Default: kItems.
+  virtual ResumeUnit resume_unit() const { return ResumeUnit::kItems; }
   // Saves into `state` what the stage holds, such that after
   // RestoreCheckpoint(state) it produces its output again from
   // `downstream.from` on (and first the items of `downstream.restore`);

@@ -2,7 +2,8 @@
 // in deterministic mode, hands its output on in input order (a map stage
 // such as a decoder). Checkpoints pass through it: a ResumeRequest from the
 // stage below goes unchanged to the stage above, as do acknowledgements
-// and an elastic resume's requests, and its saved state is empty.
+// (in the unit of the stage above) and an elastic resume's requests, and
+// its saved state is empty.
 #ifndef SLUICE_ENGINE_STATELESS_STAGE_H_
 #define SLUICE_ENGINE_STATELESS_STAGE_H_
 
@@ -22,6 +23,10 @@ class StatelessStage : public Stage {
  public:
   void Acknowledge(uint64_t consumed) override {
     if (upstream() != nullptr) upstream()->Acknowledge(consumed);
+  }
+  ResumeUnit resume_unit() const override {
+    return upstream() != nullptr ? upstream()->resume_unit()
+                                 : ResumeUnit::kItems;
   }
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override {

@@ -1,17 +1,13 @@
 #include "io/async_file_reader.h"
 
-#include <liburing.h>
-#include <sys/eventfd.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -20,59 +16,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "asio/async_result.hpp"
-#include "asio/posix/stream_descriptor.hpp"
-#include "asio/post.hpp"
-#include "asio/thread_pool.hpp"
-#include "asio/use_awaitable.hpp"
-#include "io/post_completion.h"
+#include "io/aligned_buffer.h"
+#include "io/internal/bounce_pool.h"
+#include "io/internal/io_uring_backend.h"
+#include "io/internal/pread_threads_backend.h"
+#include "io/internal/read_op.h"
 
 namespace sluice::io {
 namespace {
 
-// One read in flight; Complete() hands its result to the batch it is part
-// of (ReadBatchOp).
-struct ReadOp {
-  virtual ~ReadOp() = default;
-  // `result` is the byte count, or -errno.
-  virtual void Complete(int result) = 0;
-  int fd = -1;
-  uint64_t offset = 0;
-  void* data = nullptr;
-  unsigned length = 0;
-};
-
-// Reads that resume one handler, with every result, once the last of them
-// completes (from whichever thread completes it); then deletes itself.
-template <typename Handler>
-struct ReadBatchOp {
-  struct Part final : ReadOp {
-    void Complete(int result) override { batch->Finish(index, result); }
-    ReadBatchOp* batch = nullptr;
-    size_t index = 0;
-  };
-
-  ReadBatchOp(Handler h, size_t size)
-      : handler(std::move(h)), parts(size), results(size), remaining(size) {
-    for (size_t i = 0; i < size; ++i) {
-      parts[i].batch = this;
-      parts[i].index = i;
-    }
-  }
-
-  void Finish(size_t index, int result) {
-    results[index] = result;
-    if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      PostCompletion(std::move(handler), std::move(results));
-      delete this;
-    }
-  }
-
-  Handler handler;
-  std::vector<Part> parts;
-  std::vector<int> results;
-  std::atomic<size_t> remaining;
-};
+using internal::ReadOp;
+using internal::ReadWaiter;
 
 std::atomic<AsyncFileReader::FaultInjector> fault_injector{nullptr};
 
@@ -84,213 +38,18 @@ bool IoUringDisabledByEnvironment() {
   return value != nullptr && std::string(value) != "0" && *value != '\0';
 }
 
-}  // namespace
-
-class AsyncFileReader::Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string_view name() const = 0;
-  // Takes ownership of `ops` and completes each exactly once.
-  virtual void Submit(std::span<ReadOp* const> ops) = 0;
-};
-
-namespace {
-
-// Blocking preads on a small thread pool: the portable path.
-class PreadThreadsBackend final : public AsyncFileReader::Backend {
- public:
-  explicit PreadThreadsBackend(unsigned threads)
-      : pool_(std::max(1u, threads)) {}
-  ~PreadThreadsBackend() override { pool_.join(); }
-
-  std::string_view name() const override { return "pread-threads"; }
-
-  void Submit(std::span<ReadOp* const> ops) override {
-    for (ReadOp* op : ops) {
-      asio::post(pool_, [op] {
-        ssize_t result;
-        do {
-          result = ::pread(op->fd, op->data, op->length,
-                           static_cast<off_t>(op->offset));
-        } while (result < 0 && errno == EINTR);
-        op->Complete(result < 0 ? -errno : static_cast<int>(result));
-      });
-    }
+// Tells `observer` of a finished ReadAt or ReadBatchAt.
+void Observe(AsyncFileReader::ReadObserver* observer,
+             std::chrono::steady_clock::time_point begin,
+             std::span<const absl::StatusOr<size_t>> results,
+             size_t from_page_cache) {
+  uint64_t bytes = 0;
+  for (const absl::StatusOr<size_t>& result : results) {
+    if (result.ok()) bytes += *result;
   }
-
- private:
-  asio::thread_pool pool_;
-};
-
-// io_uring rings, each with an eventfd that the io_context watches:
-// completions are reaped on the executor, submissions are batched per
-// executor turn. Reads of the page cache are copied while the ring is
-// entered, under its lock: several rings let several threads copy at once.
-class IoUringBackend final : public AsyncFileReader::Backend {
- public:
-  // Sets up `rings` rings; returns nullptr (and the errno text) on failure.
-  static std::unique_ptr<IoUringBackend> Create(asio::io_context& io,
-                                                unsigned depth, unsigned rings,
-                                                std::string* error) {
-    std::vector<std::shared_ptr<State>> states;
-    for (unsigned r = 0; r < std::max(1u, rings); ++r) {
-      auto state = std::make_shared<State>(io);
-      const int rc = io_uring_queue_init(depth, &state->ring, 0);
-      if (rc < 0) {
-        *error = absl::StrCat("io_uring_queue_init: ", std::strerror(-rc));
-        return nullptr;
-      }
-      state->ring_ready = true;
-      state->depth = depth;
-      const int event_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-      if (event_fd < 0) {
-        *error = absl::StrCat("eventfd: ", std::strerror(errno));
-        return nullptr;
-      }
-      state->event_descriptor.assign(event_fd);
-      const int reg = io_uring_register_eventfd(&state->ring, event_fd);
-      if (reg < 0) {
-        *error =
-            absl::StrCat("io_uring_register_eventfd: ", std::strerror(-reg));
-        return nullptr;
-      }
-      states.push_back(std::move(state));
-    }
-    return std::unique_ptr<IoUringBackend>(
-        new IoUringBackend(std::move(states)));
-  }
-
-  ~IoUringBackend() override {
-    for (const std::shared_ptr<State>& state : states_) {
-      std::lock_guard lock(state->mu);
-      state->shut_down = true;
-      asio::error_code ignored;
-      state->event_descriptor.close(ignored);
-    }
-  }
-
-  std::string_view name() const override { return "io_uring"; }
-
-  // The ops go to one ring: the first one not locked by another thread (a
-  // thread copying reads into memory), else the first one.
-  void Submit(std::span<ReadOp* const> ops) override {
-    for (const std::shared_ptr<State>& state : states_) {
-      std::unique_lock lock(state->mu, std::try_to_lock);
-      if (lock.owns_lock()) {
-        SubmitTo(state, std::move(lock), ops);
-        return;
-      }
-    }
-    SubmitTo(states_.front(), std::unique_lock(states_.front()->mu), ops);
-  }
-
- private:
-  struct State {
-    explicit State(asio::io_context& io_context)
-        : io(io_context), event_descriptor(io_context) {}
-    ~State() {
-      if (ring_ready) io_uring_queue_exit(&ring);
-    }
-    asio::io_context& io;
-    std::mutex mu;
-    io_uring ring{};
-    bool ring_ready = false;
-    unsigned depth = 0;
-    unsigned in_ring = 0;      // prepared or submitted, not yet reaped
-    unsigned unsubmitted = 0;  // prepared, not yet submitted
-    bool flush_scheduled = false;
-    // The eventfd is watched only while reads are in flight, so an idle
-    // reader keeps no work pending on the io_context.
-    bool reaper_armed = false;
-    bool shut_down = false;
-    std::deque<ReadOp*> waiting;  // beyond the ring's depth
-    asio::posix::stream_descriptor event_descriptor;
-  };
-
-  explicit IoUringBackend(std::vector<std::shared_ptr<State>> states)
-      : states_(std::move(states)) {}
-
-  // Queues `ops` on `state`, whose lock `lock` holds, and schedules a flush.
-  static void SubmitTo(const std::shared_ptr<State>& state,
-                       std::unique_lock<std::mutex> lock,
-                       std::span<ReadOp* const> ops) {
-    for (ReadOp* op : ops) {
-      if (state->in_ring < state->depth && state->waiting.empty()) {
-        PrepareLocked(*state, op);
-      } else {
-        state->waiting.push_back(op);
-      }
-    }
-    if (!state->reaper_armed) ArmReaperLocked(state);
-    if (state->unsubmitted == 0 || state->flush_scheduled) return;
-    state->flush_scheduled = true;
-    lock.unlock();
-    asio::post(state->io, [state] {
-      std::lock_guard flush_lock(state->mu);
-      state->flush_scheduled = false;
-      SubmitLocked(*state);
-    });
-  }
-
-  static void PrepareLocked(State& state, ReadOp* op) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&state.ring);
-    io_uring_prep_read(sqe, op->fd, op->data, op->length, op->offset);
-    io_uring_sqe_set_data(sqe, op);
-    ++state.in_ring;
-    ++state.unsubmitted;
-  }
-
-  static void SubmitLocked(State& state) {
-    if (state.unsubmitted == 0) return;
-    int rc;
-    do {
-      rc = io_uring_submit(&state.ring);
-    } while (rc == -EINTR || rc == -EAGAIN);
-    if (rc >= 0) state.unsubmitted -= std::min<unsigned>(rc, state.unsubmitted);
-  }
-
-  static void ArmReaperLocked(const std::shared_ptr<State>& state) {
-    state->reaper_armed = true;
-    state->event_descriptor.async_wait(
-        asio::posix::stream_descriptor::wait_read,
-        [state](const asio::error_code& error) {
-          if (error) return;
-          Reap(state);
-        });
-  }
-
-  static void Reap(const std::shared_ptr<State>& state) {
-    std::vector<std::pair<ReadOp*, int>> done;
-    {
-      std::lock_guard lock(state->mu);
-      if (state->shut_down) return;
-      uint64_t counter;
-      while (::read(state->event_descriptor.native_handle(), &counter,
-                    sizeof(counter)) > 0) {
-      }
-      io_uring_cqe* cqe;
-      while (io_uring_peek_cqe(&state->ring, &cqe) == 0) {
-        done.emplace_back(static_cast<ReadOp*>(io_uring_cqe_get_data(cqe)),
-                          cqe->res);
-        io_uring_cqe_seen(&state->ring, cqe);
-        --state->in_ring;
-      }
-      while (!state->waiting.empty() && state->in_ring < state->depth) {
-        PrepareLocked(*state, state->waiting.front());
-        state->waiting.pop_front();
-      }
-      SubmitLocked(*state);
-      if (state->in_ring > 0) {
-        ArmReaperLocked(state);
-      } else {
-        state->reaper_armed = false;
-      }
-    }
-    for (auto& [op, result] : done) op->Complete(result);
-  }
-
-  std::vector<std::shared_ptr<State>> states_;
-};
+  observer->OnReads(begin, std::chrono::steady_clock::now(), results.size(),
+                    bytes, from_page_cache);
+}
 
 absl::Status ReadError(int error_number, int fd, uint64_t offset) {
   return absl::Status(absl::ErrnoToStatusCode(error_number),
@@ -298,28 +57,135 @@ absl::Status ReadError(int error_number, int fd, uint64_t offset) {
                                    ": ", std::strerror(error_number)));
 }
 
+// One request on its way through the backend: what of it was copied from
+// the page cache already, the aligned buffer an O_DIRECT read goes through
+// when the request itself is not aligned, and the op handed to the backend.
+class PendingRead {
+ public:
+  using ReadRequest = AsyncFileReader::ReadRequest;
+
+  // Sets up the op for the rest of `request` after `copied` bytes; true
+  // when it reads through a bounce buffer.
+  PendingRead() = default;
+  PendingRead(PendingRead&&) = default;
+  ~PendingRead() {
+    if (bounces_ != nullptr) bounces_->Give(std::move(bounce_));
+  }
+
+  bool Prepare(const ReadRequest& request, size_t copied, ReadWaiter* waiter,
+               const std::shared_ptr<internal::BouncePool>& bounces,
+               std::atomic<uint64_t>* delivered_bytes) {
+    copied_ = copied;
+    const size_t size = std::min(request.buffer.size(), kMaxReadBytes);
+    op_.fd = request.fd;
+    op_.file_index = request.registered_file;
+    op_.waiter = waiter;
+    op_.delivered_bytes = delivered_bytes;
+    const uint64_t align = request.direct_alignment;
+    const bool aligned =
+        align <= 1 || ((request.offset | size |
+                        reinterpret_cast<uintptr_t>(request.buffer.data())) %
+                           align ==
+                       0);
+    if (aligned) {
+      op_.offset = request.offset + copied;
+      op_.data = request.buffer.data() + copied;
+      op_.length = static_cast<unsigned>(size - copied);
+      op_.buffer_index = request.registered_buffer;
+      return false;
+    }
+    const uint64_t start = request.offset / align * align;
+    const uint64_t end = (request.offset + size + align - 1) / align * align;
+    lead_ = request.offset - start;
+    op_.delivered_lead = static_cast<unsigned>(lead_);
+    op_.delivered_cap = static_cast<unsigned>(size);
+    bounces_ = bounces;
+    bounce_ = bounces->Take(end - start);
+    op_.offset = start;
+    op_.data = bounce_.data();
+    op_.length = static_cast<unsigned>(end - start);
+    return true;
+  }
+
+  ReadOp* op() { return &op_; }
+
+  // What ReadAt returns for `request` once the op has finished.
+  absl::StatusOr<size_t> Result(const ReadRequest& request) const {
+    if (op_.result < 0) {
+      if (copied_ > 0) return copied_;  // a short read; the next one fails
+      return ReadError(-op_.result, request.fd, request.offset);
+    }
+    const size_t got = static_cast<size_t>(op_.result);
+    if (bounce_.data() == nullptr) return copied_ + got;
+    if (got <= lead_) return size_t{0};
+    const size_t bytes = std::min(got - lead_, request.buffer.size());
+    std::memcpy(request.buffer.data(), bounce_.data() + lead_, bytes);
+    return bytes;
+  }
+
+ private:
+  size_t copied_ = 0;
+  // Where bounce_ goes back to: shared, since a read finished by the
+  // reader's destruction may resume after the reader is gone.
+  std::shared_ptr<internal::BouncePool> bounces_;
+  AlignedBuffer bounce_;
+  size_t lead_ = 0;
+  ReadOp op_;
+};
+
 }  // namespace
 
+AsyncFileReader::Registration& AsyncFileReader::Registration::operator=(
+    Registration&& other) noexcept {
+  if (this != &other) {
+    Clear();
+    reader_ = std::exchange(other.reader_, nullptr);
+    kind_ = other.kind_;
+    index_ = std::exchange(other.index_, -1);
+  }
+  return *this;
+}
+
+AsyncFileReader::Registration::~Registration() { Clear(); }
+
+void AsyncFileReader::Registration::Clear() {
+  if (reader_ == nullptr || index_ < 0) return;
+  if (kind_ == Kind::kBuffer) {
+    reader_->backend_->SetRegisteredBuffer(index_, {}).IgnoreError();
+  } else {
+    reader_->backend_->SetRegisteredFile(index_, -1).IgnoreError();
+  }
+  reader_->ReleaseSlot(kind_, index_);
+  reader_ = nullptr;
+  index_ = -1;
+}
+
 AsyncFileReader::AsyncFileReader(asio::io_context& io_context, Options options)
-    : cached_reads_inline_(options.cached_reads_inline) {
+    : bounces_(std::make_shared<internal::BouncePool>()),
+      cached_reads_inline_(options.cached_reads_inline) {
   if (options.use_io_uring && !IoUringDisabledByEnvironment()) {
     const unsigned rings =
         options.rings != 0
             ? options.rings
             : std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
-    backend_ = IoUringBackend::Create(io_context, options.queue_depth, rings,
-                                      &fallback_reason_);
+    backend_ = internal::IoUringBackend::Create(io_context, options.queue_depth,
+                                                rings, &fallback_reason_);
   } else {
     fallback_reason_ = options.use_io_uring
                            ? "disabled by SLUICE_DISABLE_IO_URING"
                            : "disabled by configuration";
   }
   if (backend_ == nullptr) {
-    backend_ = std::make_unique<PreadThreadsBackend>(options.fallback_threads);
+    backend_ = std::make_unique<internal::PreadThreadsBackend>(
+        std::max(1u, options.fallback_threads));
   }
 }
 
-AsyncFileReader::~AsyncFileReader() = default;
+AsyncFileReader::~AsyncFileReader() {
+  // The backend finishes every read still out (and counts its bytes)
+  // while the reader's counters are still alive.
+  backend_.reset();
+}
 
 std::string_view AsyncFileReader::backend_name() const {
   return backend_->name();
@@ -329,9 +195,15 @@ bool AsyncFileReader::uses_io_uring() const {
   return backend_name() == "io_uring";
 }
 
+std::string AsyncFileReader::features() const { return backend_->features(); }
+
 AsyncFileReader::Counts AsyncFileReader::counts() const {
   return {.inline_reads = inline_reads_.load(std::memory_order_relaxed),
-          .backend_reads = backend_reads_.load(std::memory_order_relaxed)};
+          .backend_reads = backend_reads_.load(std::memory_order_relaxed),
+          .inline_bytes = inline_bytes_.load(std::memory_order_relaxed),
+          .backend_bytes = backend_bytes_.load(std::memory_order_relaxed),
+          .served_at_submit = served_at_submit_.load(std::memory_order_relaxed),
+          .bounced_reads = bounced_reads_.load(std::memory_order_relaxed)};
 }
 
 std::optional<size_t> AsyncFileReader::CopyCached(const ReadRequest& request) {
@@ -356,20 +228,59 @@ void AsyncFileReader::SetFaultInjectorForTesting(FaultInjector injector) {
 }
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadAt(
-    int fd, uint64_t offset, std::span<std::byte> buffer) {
-  const ReadRequest request{fd, offset, buffer};
-  std::vector<absl::StatusOr<size_t>> results =
-      co_await ReadBatchAt(std::span(&request, 1));
-  co_return std::move(results.front());
+    ReadRequest request) {
+  // An observer (a trace) is told by ReadBatchAt; without one, a single
+  // read takes the shorter path below.
+  if (observer_.load(std::memory_order_acquire) != nullptr) {
+    std::vector<absl::StatusOr<size_t>> got =
+        co_await ReadBatchAt(std::span(&request, 1));
+    co_return std::move(got.front());
+  }
+  if (FaultInjector injector = fault_injector.load(std::memory_order_relaxed)) {
+    if (std::optional<int> error = injector(request.fd, request.offset)) {
+      co_return ReadError(*error, request.fd, request.offset);
+    }
+  }
+  size_t copied = 0;
+  if (request.direct_alignment == 0 &&
+      cached_reads_inline_.load(std::memory_order_relaxed)) {
+    if (std::optional<size_t> got = CopyCached(request)) {
+      inline_reads_.fetch_add(1, std::memory_order_relaxed);
+      inline_bytes_.fetch_add(*got, std::memory_order_relaxed);
+      // A short copy stops at end of file or at a page not yet cached: the
+      // backend reads the rest (and finds end of file if it is).
+      if (*got == 0 || *got == request.buffer.size()) co_return *got;
+      copied = *got;
+    }
+  }
+  ReadWaiter waiter(1);
+  PendingRead read;
+  if (read.Prepare(request, copied, &waiter, bounces_, &backend_bytes_)) {
+    bounced_reads_.fetch_add(1, std::memory_order_relaxed);
+  }
+  backend_reads_.fetch_add(1, std::memory_order_relaxed);
+  ReadOp* const ops[1] = {read.op()};
+  backend_->Submit(ops);
+  if (waiter.done()) {
+    served_at_submit_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    co_await waiter.Wait(ops, *backend_);
+  }
+  co_return read.Result(request);
 }
 
 asio::awaitable<std::vector<absl::StatusOr<size_t>>>
 AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
+  ReadObserver* const observer = observer_.load(std::memory_order_acquire);
+  const auto begin = observer != nullptr
+                         ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
   std::vector<absl::StatusOr<size_t>> results(requests.size());
   // The requests that go to the backend (not failed by the injector, not
   // served whole from the page cache), and what of each was copied already.
   std::vector<size_t> issued;
   std::vector<size_t> copied;
+  size_t from_page_cache = 0;
   FaultInjector injector = fault_injector.load(std::memory_order_relaxed);
   for (size_t i = 0; i < requests.size(); ++i) {
     const ReadRequest& request = requests[i];
@@ -380,13 +291,16 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
       }
     }
     size_t cached = 0;
-    if (cached_reads_inline_.load(std::memory_order_relaxed)) {
+    if (request.direct_alignment == 0 &&
+        cached_reads_inline_.load(std::memory_order_relaxed)) {
       if (std::optional<size_t> got = CopyCached(request)) {
         inline_reads_.fetch_add(1, std::memory_order_relaxed);
+        inline_bytes_.fetch_add(*got, std::memory_order_relaxed);
         // A short copy stops at end of file or at a page not yet cached:
         // the backend reads the rest (and finds end of file if it is).
         if (*got == 0 || *got == request.buffer.size()) {
           results[i] = *got;
+          ++from_page_cache;
           continue;
         }
         cached = *got;
@@ -395,52 +309,94 @@ AsyncFileReader::ReadBatchAt(std::span<const ReadRequest> requests) {
     issued.push_back(i);
     copied.push_back(cached);
   }
-  if (issued.empty()) co_return results;
-  backend_reads_.fetch_add(issued.size(), std::memory_order_relaxed);
-  const std::vector<int> done =
-      co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                    void(std::vector<int>)>(
-          [&](auto handler) {
-            auto* batch = new ReadBatchOp<decltype(handler)>(std::move(handler),
-                                                             issued.size());
-            std::vector<ReadOp*> ops(issued.size());
-            for (size_t k = 0; k < issued.size(); ++k) {
-              const ReadRequest& request = requests[issued[k]];
-              ReadOp& op = batch->parts[k];
-              op.fd = request.fd;
-              op.offset = request.offset + copied[k];
-              op.data = request.buffer.data() + copied[k];
-              op.length = static_cast<unsigned>(std::min<size_t>(
-                  request.buffer.size() - copied[k], kMaxReadBytes));
-              ops[k] = &op;
-            }
-            backend_->Submit(ops);
-          },
-          asio::use_awaitable);
-  for (size_t k = 0; k < issued.size(); ++k) {
-    const ReadRequest& request = requests[issued[k]];
-    if (done[k] >= 0) {
-      results[issued[k]] = copied[k] + static_cast<size_t>(done[k]);
-    } else if (copied[k] > 0) {
-      results[issued[k]] = copied[k];  // a short read; the next one fails
-    } else {
-      results[issued[k]] = ReadError(-done[k], request.fd, request.offset);
-    }
+  if (issued.empty()) {
+    if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
+    co_return results;
   }
+  ReadWaiter waiter(issued.size());
+  std::vector<PendingRead> reads(issued.size());
+  std::vector<ReadOp*> ops(issued.size());
+  for (size_t k = 0; k < issued.size(); ++k) {
+    if (reads[k].Prepare(requests[issued[k]], copied[k], &waiter, bounces_,
+                         &backend_bytes_)) {
+      bounced_reads_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ops[k] = reads[k].op();
+  }
+  backend_reads_.fetch_add(issued.size(), std::memory_order_relaxed);
+  backend_->Submit(ops);
+  if (waiter.done()) {
+    served_at_submit_.fetch_add(ops.size(), std::memory_order_relaxed);
+  } else {
+    co_await waiter.Wait(ops, *backend_);
+  }
+  for (size_t k = 0; k < issued.size(); ++k) {
+    results[issued[k]] = reads[k].Result(requests[issued[k]]);
+  }
+  if (observer != nullptr) Observe(observer, begin, results, from_page_cache);
   co_return results;
 }
 
 asio::awaitable<absl::StatusOr<size_t>> AsyncFileReader::ReadFullyAt(
-    int fd, uint64_t offset, std::span<std::byte> buffer) {
+    ReadRequest request) {
   size_t total = 0;
-  while (total < buffer.size()) {
-    absl::StatusOr<size_t> got =
-        co_await ReadAt(fd, offset + total, buffer.subspan(total));
+  while (total < request.buffer.size()) {
+    ReadRequest rest = request;
+    rest.offset += total;
+    rest.buffer = request.buffer.subspan(total);
+    absl::StatusOr<size_t> got = co_await ReadAt(rest);
     if (!got.ok()) co_return got.status();
     if (*got == 0) break;
     total += *got;
   }
   co_return total;
+}
+
+absl::StatusOr<AsyncFileReader::Registration> AsyncFileReader::RegisterBuffer(
+    std::span<std::byte> region) {
+  const int slot = TakeSlot(Registration::Kind::kBuffer);
+  if (slot < 0) {
+    return absl::ResourceExhaustedError(
+        "every registered-buffer slot is taken");
+  }
+  if (absl::Status status = backend_->SetRegisteredBuffer(slot, region);
+      !status.ok()) {
+    ReleaseSlot(Registration::Kind::kBuffer, slot);
+    return status;
+  }
+  return Registration(this, Registration::Kind::kBuffer, slot);
+}
+
+absl::StatusOr<AsyncFileReader::Registration> AsyncFileReader::RegisterFile(
+    int fd) {
+  const int slot = TakeSlot(Registration::Kind::kFile);
+  if (slot < 0) {
+    return absl::ResourceExhaustedError("every registered-file slot is taken");
+  }
+  if (absl::Status status = backend_->SetRegisteredFile(slot, fd);
+      !status.ok()) {
+    ReleaseSlot(Registration::Kind::kFile, slot);
+    return status;
+  }
+  return Registration(this, Registration::Kind::kFile, slot);
+}
+
+int AsyncFileReader::TakeSlot(Registration::Kind kind) {
+  std::lock_guard lock(slots_mu_);
+  uint64_t& used = kind == Registration::Kind::kBuffer ? buffer_slots_used_
+                                                       : file_slots_used_;
+  static_assert(internal::IoUringBackend::kRegisteredSlots == 64);
+  if (~used == 0) return -1;
+  const int slot = std::countr_one(used);
+  used |= uint64_t{1} << slot;
+  return slot;
+}
+
+void AsyncFileReader::ReleaseSlot(Registration::Kind kind, int index) {
+  std::lock_guard lock(slots_mu_);
+  uint64_t& used = kind == Registration::Kind::kBuffer ? buffer_slots_used_
+                                                       : file_slots_used_;
+  used &= ~(uint64_t{1} << index);
 }
 
 }  // namespace sluice::io

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,23 @@ absl::StatusOr<AtomicFileWriter> AtomicFileWriter::Create(
       open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", temp));
   return AtomicFileWriter(fd, dir, name);
+}
+
+namespace {
+
+// The directory ("." when none) and the name of the file at `path`.
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+}  // namespace
+
+absl::StatusOr<AtomicFileWriter> AtomicFileWriter::CreateForPath(
+    const std::string& path) {
+  auto [dir, name] = SplitPath(path);
+  return Create(dir, name);
 }
 
 AtomicFileWriter::AtomicFileWriter(int fd, std::string dir, std::string name)
@@ -86,6 +104,41 @@ absl::Status WriteFileAtomically(const std::string& dir,
   absl::Status appended = file->Append(bytes);
   if (!appended.ok()) return appended;
   return file->Commit();
+}
+
+absl::Status CheckFileWritable(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("the path is empty");
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is a directory"));
+  }
+  const auto [dir, name] = SplitPath(path);
+  if (name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' names a directory, not a file"));
+  }
+  if (stat(dir.c_str(), &info) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write '", path, "': the directory '", dir, "' does not exist"));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write '", path, "': '", dir, "' is not a directory"));
+  }
+  const std::string temp =
+      absl::StrCat(dir, "/", AtomicFileWriter::TempName(name));
+  const int fd =
+      open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  }
+  if (fd >= 0) {
+    close(fd);
+    unlink(temp.c_str());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {

@@ -25,6 +25,10 @@ class AtomicFileWriter {
   // Opens (truncating) the temporary for `dir`/`name`.
   static absl::StatusOr<AtomicFileWriter> Create(const std::string& dir,
                                                  const std::string& name);
+  // The same for the file at `path` (its directory, "." when it has none,
+  // and its name).
+  static absl::StatusOr<AtomicFileWriter> CreateForPath(
+      const std::string& path);
 
   AtomicFileWriter(AtomicFileWriter&& other) noexcept;
   AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
@@ -55,6 +59,13 @@ class AtomicFileWriter {
 absl::Status WriteFileAtomically(const std::string& dir,
                                  const std::string& name,
                                  std::string_view bytes);
+
+// OK when an AtomicFileWriter can write the file at `path` now: `path` is
+// not a directory, its directory exists, and a file can be created there
+// (the temporary is created and removed again). Otherwise InvalidArgument
+// saying why in a user's words ("the directory /x does not exist",
+// "Permission denied").
+absl::Status CheckFileWritable(const std::string& path);
 
 // Reads the whole file at `path`; NotFound when it does not exist.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);

@@ -10,11 +10,11 @@ namespace sluice::io {
 namespace {
 
 // RecycledBytes buffers: 4 KiB, then four sizes per doubling (5, 6, 7 and 8
-// KiB; 10, 12, 14 and 16 KiB; ...) up to 1 MiB, so that at most a fifth of
+// KiB; 10, 12, 14 and 16 KiB; ...) up to 4 MiB, so that at most a fifth of
 // a buffer goes unused; recycled through one free list per size, at most
 // kMaxFreeBytes in all.
 constexpr size_t kSmallestBuffer = size_t{1} << 12;
-constexpr size_t kLargestRecycled = size_t{1} << 20;
+constexpr size_t kLargestRecycled = size_t{4} << 20;
 constexpr size_t kMaxFreeBytes = size_t{32} << 20;
 constexpr size_t kSizesPerDoubling = 4;
 constexpr size_t kRecycledSizes =

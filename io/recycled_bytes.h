@@ -9,14 +9,14 @@
 
 namespace sluice::io {
 
-// Bytes read from a file (a chunk, a record batch). Reads like a std::string of
-// them (data, size,
-// [], substr, ==, converts to std::string_view), but its memory is never
-// zero-filled and is recycled: ForOverwrite() takes a buffer from a
-// process-wide free list (buffer sizes go up in steps of a quarter of a
-// power of two, to 1 MiB), and destruction, on any thread, gives it back
-// (the list keeps at most 32 MiB; larger buffers go straight back to the
-// heap). A copy takes a buffer of its own.
+// Bytes read from a file (a chunk, a record batch). Reads like a std::string
+// of them (data, size, [], substr, ==, converts to std::string_view), but its
+// memory is never zero-filled and is recycled: ForOverwrite() takes a buffer
+// from a process-wide free list (buffer sizes go up in steps of a quarter of
+// a power of two, to 4 MiB, so that a decompressed lc0 game fits), and
+// destruction, on any thread, gives it back (the list keeps at most 32 MiB;
+// larger buffers go straight back to the heap). A copy takes a buffer of its
+// own.
 //
 //   RecycledBytes bytes = RecycledBytes::ForOverwrite(size);  // contents unset
 //   co_await reader.ReadFullyAt(fd, offset, std::as_writable_bytes(

@@ -8,16 +8,20 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache lld
   libasio-dev libprotobuf-dev protobuf-compiler libabsl-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdeflate-dev libisal-dev zlib1g-dev
   pybind11-dev python3-dev python3-pybind11 python3-numpy python3-protobuf
   python3-pytest nlohmann-json3-dev
+  python3-setuptools python3-wheel python3-build python3-venv prometheus
   clang libclang-rt-14-dev
   libflatbuffers-dev flatbuffers-compiler nodejs npm
-  fio
+  fio chromium
   libsndfile1-dev libsoxr-dev libfftw3-dev
+  libfathom-dev
   python3-torch python3-torchaudio python3-soundfile alsa-utils espeak-ng
+  libtorch-dev python3-matplotlib
 )
 
 missing=()

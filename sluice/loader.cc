@@ -44,19 +44,38 @@ void Loader::Start() { impl_->Start(); }
 
 void Loader::Stop() { impl_->Stop(); }
 
-std::optional<Batch> Loader::Next(std::string_view output) {
-  std::optional<TypedBatch> batch = impl_->GetNext<TypedBatch>(output);
-  if (!batch.has_value()) return std::nullopt;
+Batch Loader::ToBatch(const TypedBatch& batch) {
   std::vector<Tensor> tensors;
-  tensors.reserve(batch->tensors().size());
-  for (const BatchTensor& tensor : batch->tensors()) {
+  tensors.reserve(batch.tensors().size());
+  for (const BatchTensor& tensor : batch.tensors()) {
     tensors.push_back({.name = tensor.name,
                        .dtype = std::string(DTypeName(tensor.dtype)),
                        .data = tensor.data,
                        .shape = tensor.shape,
                        .bytes = tensor.bytes});
   }
-  return Batch(batch->owner(), batch->size(), std::move(tensors));
+  return Batch(batch.owner(), batch.size(), std::move(tensors));
+}
+
+std::optional<Batch> Loader::Next(std::string_view output) {
+  std::optional<TypedBatch> batch = impl_->GetNext<TypedBatch>(output);
+  if (!batch.has_value()) return std::nullopt;
+  return ToBatch(*batch);
+}
+
+NextResult Loader::NextFor(std::chrono::nanoseconds timeout,
+                           std::string_view output) {
+  Channel<TypedBatch>::GetResult result =
+      impl_->GetNextFor<TypedBatch>(output, timeout);
+  switch (result.kind) {
+    case Channel<TypedBatch>::GetResult::Kind::kItem:
+      return {.batch = ToBatch(*result.item)};
+    case Channel<TypedBatch>::GetResult::Kind::kTimeout:
+      return {.timed_out = true};
+    case Channel<TypedBatch>::GetResult::Kind::kEndOfStream:
+      break;
+  }
+  return {};
 }
 
 std::string Loader::Checkpoint() { return impl_->Checkpoint(); }

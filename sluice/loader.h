@@ -20,6 +20,7 @@
 #ifndef SLUICE_SLUICE_LOADER_H_
 #define SLUICE_SLUICE_LOADER_H_
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,16 @@
 namespace sluice {
 
 class DataLoader;
+class TypedBatch;
+
+// What Loader::NextFor ended with: a batch, the end of the stream, or no
+// batch within the timeout (the stream goes on).
+struct NextResult {
+  std::optional<Batch> batch;  // set when a batch came
+  bool timed_out = false;      // true only when no batch came in time
+
+  bool end_of_stream() const { return !batch.has_value() && !timed_out; }
+};
 
 class Loader {
  public:
@@ -61,6 +72,11 @@ class Loader {
   // at end of stream or after Stop(). Throws PipelineError if the pipeline
   // failed, ConfigError if the output does not carry tensor batches.
   std::optional<Batch> Next(std::string_view output = "");
+  // Like Next, but returns after `timeout` at the latest (timed_out set,
+  // nothing taken): a trainer's loop can then look at a stop flag, take a
+  // Checkpoint (no batch was handed out) and call NextFor again.
+  NextResult NextFor(std::chrono::nanoseconds timeout,
+                     std::string_view output = "");
 
   // Checkpoints (deterministic or resumable pipelines; docs/guarantees.md).
   // The state of the running pipeline after the batches handed out so far,
@@ -88,6 +104,9 @@ class Loader {
       const StageControlRequest& request);
 
  private:
+  // The public view of an engine batch: the same buffer, no copy.
+  static Batch ToBatch(const TypedBatch& batch);
+
   std::unique_ptr<DataLoader> impl_;
 };
 

@@ -12,6 +12,7 @@
 #include "stages/generic/file_path_provider.h"
 #include "stages/generic/pass_through.h"
 #include "stages/generic/shuffle_buffer.h"
+#include "stages/lc0/chunk_rescorer.h"
 #include "stages/lc0/chunk_source_loader.h"
 #include "stages/lc0/chunk_source_splitter.h"
 #include "stages/lc0/chunk_unpacker.h"
@@ -42,6 +43,8 @@ absl::StatusOr<std::unique_ptr<Stage>> CreateStage(
       return lc0::ShufflingChunkPool::Create(context);
     case StageConfig::kChunkSourceSplitterFieldNumber:
       return lc0::ChunkSourceSplitter::Create(context);
+    case StageConfig::kChunkRescorerFieldNumber:
+      return lc0::ChunkRescorer::Create(context);
     case StageConfig::kChunkUnpackerFieldNumber:
       return lc0::ChunkUnpacker::Create(context);
     case StageConfig::kShufflingFrameSamplerFieldNumber:

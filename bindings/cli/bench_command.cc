@@ -6,7 +6,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchUsage[] =
     "usage: sluice bench io PATH... [options]     read throughput\n"
     "       sluice bench pipeline [CONFIG] [options]  pipeline throughput\n"
     "(sluice bench io --help, sluice bench pipeline --help)\n";
@@ -21,7 +21,7 @@ int RunBenchCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "--help" || args[0] == "-h") {
-    out << kUsage;
+    out << kBenchUsage;
     return 0;
   }
   if (args[0] == "io") return RunBenchIo(rest, out, err);

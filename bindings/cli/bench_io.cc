@@ -9,20 +9,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bindings/cli/arrow_data.h"
-#include "bindings/cli/fio_comparison.h"
+#include "bindings/cli/fio_report.h"
 #include "bindings/cli/flags.h"
 #include "bindings/cli/io_throughput.h"
 
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: sluice bench io PATH... [--json] [--compare-fio]\n"
+constexpr char kBenchIoUsage[] =
+    "usage: sluice bench io PATH... [--json] [--compare-fio] [--direct]\n"
     "                       [--queue-depth N] [--small-files-limit N]\n"
     "                       [--small-file-max-bytes N] [--fio-seconds N]\n"
-    "                       [--fio-rounds N]\n"
+    "                       [--fio-rounds N] [--fio-cases LIST]\n"
     "\n"
     "Read throughput of the files under PATH (files or directories), cold\n"
     "(pages evicted with posix_fadvise DONTNEED first) and warm (from the "
@@ -32,28 +34,35 @@ constexpr char kUsage[] =
     "per file, as files/s) over the files of at most --small-file-max-bytes.\n"
     "\n"
     "  --json               print one JSON object instead of the table\n"
+    "  --direct             also read with O_DIRECT (io_uring and pread;\n"
+    "                       files whose file system refuses it are read\n"
+    "                       buffered, counted in a warning)\n"
     "  --compare-fio        also run fio's io_uring engine and sluice's "
     "reader\n"
-    "                       on the largest file, like for like: 1 MiB blocks "
-    "at\n"
-    "                       the queue depth and 64 KiB blocks at depth 1, "
-    "cold\n"
-    "                       (pages dropped, one pass each) and warm (both "
-    "read\n"
-    "                       for --fio-seconds from the page cache)\n"
+    "                       on the largest file, like for like (whole "
+    "blocks,\n"
+    "                       same fadvise and eviction, both pinned to one "
+    "CPU):\n"
+    "                       1 MiB blocks at the queue depth and 64 KiB at "
+    "depth\n"
+    "                       1; cold, warm, O_DIRECT, registered buffers, and\n"
+    "                       sluice's default path (cached reads copied "
+    "inline)\n"
     "  --queue-depth N      io_uring reads in flight (default 32)\n"
     "  --small-files-limit N  at most N files in small-file mode (default "
     "20000)\n"
     "  --small-file-max-bytes N  small-file mode reads only files of at most\n"
     "                       N bytes (default 1048576)\n"
-    "  --fio-seconds N      length of each warm comparison run (default 2)\n"
-    "  --fio-rounds N       fio and sluice take turns N times per case; the\n"
-    "                       best of each is shown (default 3)\n";
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench io: " << message << " (see sluice bench io --help)\n";
-  return 2;
-}
+    "  --fio-seconds N      length of each warm and direct comparison run\n"
+    "                       (default 2)\n"
+    "  --fio-rounds N       rounds of the comparison: every case by both "
+    "tools\n"
+    "                       in every round; median and range shown (default "
+    "5)\n"
+    "  --fio-cases LIST     only these comparison cases (comma-separated:\n"
+    "                       cold, warm, direct, warm-registered,\n"
+    "                       direct-registered, warm-default-path,\n"
+    "                       cold-default-path; default all)\n";
 
 struct Row {
   std::string mode;  // "sequential" or "small-files"
@@ -61,19 +70,6 @@ struct Row {
   uint64_t block_size;  // 0 in small-file mode
   std::string cache;    // "cold" or "warm"
   ReadResult result;
-};
-
-std::string BlockName(uint64_t block_size) {
-  if (block_size == 0) return "whole";
-  if (block_size >= (1 << 20)) return absl::StrCat(block_size >> 20, "MiB");
-  return absl::StrCat(block_size >> 10, "KiB");
-}
-
-// One line of the fio comparison.
-struct FioRow {
-  FioJob job;
-  double fio_gbps = 0;
-  double sluice_gbps = 0;
 };
 
 // The largest of `files`.
@@ -112,16 +108,19 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<ParsedArgs> parsed =
       ParseArgs(args,
                 {"queue-depth", "small-files-limit", "small-file-max-bytes",
-                 "fio-seconds", "fio-rounds"},
-                /*switches=*/{"json", "compare-fio"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+                 "fio-seconds", "fio-rounds", "fio-cases"},
+                /*switches=*/{"json", "compare-fio", "direct"});
+  if (!parsed.ok())
+    return UsageError(err, "bench io", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchIoUsage;
     return 0;
   }
-  if (parsed->positional.empty()) return UsageError(err, "expected PATH...");
+  if (parsed->positional.empty())
+    return UsageError(err, "bench io", "expected PATH...");
   const bool json = parsed->flags.contains("json");
   const bool compare_fio = parsed->flags.contains("compare-fio");
+  const bool direct = parsed->flags.contains("direct");
   absl::StatusOr<int64_t> depth = IntFlag(*parsed, "queue-depth", 32, 1, 4096);
   absl::StatusOr<int64_t> small_limit =
       IntFlag(*parsed, "small-files-limit", 20000, 1, 100'000'000);
@@ -130,38 +129,71 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> fio_seconds =
       IntFlag(*parsed, "fio-seconds", 2, 1, 3600);
   absl::StatusOr<int64_t> fio_rounds =
-      IntFlag(*parsed, "fio-rounds", 3, 1, 100);
+      IntFlag(*parsed, "fio-rounds", 5, 1, 100);
   for (const auto* value :
        {&depth, &small_limit, &small_max_bytes, &fio_seconds, &fio_rounds}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench io", value->status().message());
+  }
+  std::vector<std::string> fio_cases;
+  if (auto it = parsed->flags.find("fio-cases"); it != parsed->flags.end()) {
+    fio_cases = absl::StrSplit(it->second, ',', absl::SkipEmpty());
+    for (const std::string& name : fio_cases) {
+      if (std::find(FioCaseNames().begin(), FioCaseNames().end(), name) ==
+          FioCaseNames().end()) {
+        return UsageError(
+            err, "bench io",
+            absl::StrCat("unknown --fio-cases case '", name, "' (one of ",
+                         absl::StrJoin(FioCaseNames(), ", "), ")"));
+      }
+    }
   }
   absl::StatusOr<FileSet> files = CollectFiles(parsed->positional);
-  if (!files.ok()) return UsageError(err, files.status().message());
+  if (!files.ok()) return UsageError(err, "bench io", files.status().message());
   if (files->paths.empty() || files->total_bytes == 0) {
-    return UsageError(err, "no non-empty files under the given paths");
+    return UsageError(err, "bench io",
+                      "no non-empty files under the given paths");
   }
 
   const bool can_evict = EvictFromPageCache(*files);
   std::vector<Row> rows;
+  // Files O_DIRECT was refused for (read buffered instead), and why.
+  uint64_t direct_refused = 0;
+  std::string direct_refusal;
   for (uint64_t block : {uint64_t{64} << 10, uint64_t{1} << 20}) {
     for (ReadMethod method :
          {ReadMethod::kIoUring, ReadMethod::kPread, ReadMethod::kMmap}) {
-      for (const char* cache : {"cold", "warm"}) {
-        if (std::string(cache) == "cold") {
-          if (!can_evict) continue;
+      for (const char* cache : {"cold", "warm", "direct"}) {
+        const std::string_view name = cache;
+        if (name == "direct" && (!direct || method == ReadMethod::kMmap)) {
+          continue;
+        }
+        if (name != "warm") {
+          if (!can_evict && name == "cold") continue;
           EvictFromPageCache(*files);
         }
         absl::StatusOr<ReadResult> result =
-            MeasureRead(*files, method, block, static_cast<unsigned>(*depth));
+            MeasureRead(*files, method, block, static_cast<unsigned>(*depth),
+                        /*direct=*/name == "direct");
         if (!result.ok()) {
           err << "sluice bench io: " << ReadMethodName(method) << ": "
               << result.status().message() << "\n";
           return 1;
         }
+        if (result->direct_refused > 0) {
+          direct_refused = result->direct_refused;
+          direct_refusal = result->refusal;
+        }
         rows.push_back(
             {"sequential", ReadMethodName(method), block, cache, *result});
       }
     }
+  }
+  if (direct_refused > 0) {
+    err << absl::StrFormat(
+        "sluice bench io: warning: O_DIRECT refused for %d of %d files (%s); "
+        "their \"direct\" rows read them buffered\n",
+        direct_refused, files->paths.size(), direct_refusal);
   }
   const FileSet small = SmallFiles(*files, *small_max_bytes);
   std::string small_note;
@@ -196,57 +228,12 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
   }
 
   // fio and sluice on the largest file, like for like (fio_comparison.h).
-  std::string fio_note;
-  std::vector<FioRow> fio_rows;
-  std::vector<std::string> fio_skipped;  // cases not run, and why
-  const std::string fio_file = LargestFile(*files);
-  std::error_code size_error;
-  const uint64_t fio_file_bytes =
-      std::filesystem::file_size(fio_file, size_error);
+  std::optional<FioComparisonReport> fio_report;
   if (compare_fio) {
-    if (!FioInstalled()) {
-      fio_note = "fio is not installed (apt-get install fio)";
-    } else {
-      for (const auto& [block, queue_depth] :
-           {std::pair<uint64_t, unsigned>{uint64_t{1} << 20,
-                                          static_cast<unsigned>(*depth)},
-            std::pair<uint64_t, unsigned>{uint64_t{64} << 10, 1}}) {
-        if (block > fio_file_bytes) {
-          fio_skipped.push_back(
-              absl::StrFormat("%s blocks: the largest file has only %d bytes",
-                              BlockName(block), fio_file_bytes));
-          continue;
-        }
-        for (const bool warm : {false, true}) {
-          if (!warm && !can_evict) continue;
-          FioRow row{.job = {.path = fio_file,
-                             .block_bytes = block,
-                             .queue_depth = queue_depth,
-                             .warm = warm,
-                             .seconds = static_cast<int>(*fio_seconds),
-                             .passes = ColdPasses(fio_file_bytes)}};
-          // fio and sluice take turns; the best round of each is kept.
-          for (int round = 0; round < *fio_rounds && fio_note.empty();
-               ++round) {
-            absl::StatusOr<double> fio = RunFio(row.job);
-            absl::StatusOr<double> ours = RunSluice(row.job);
-            if (!fio.ok() || !ours.ok()) {
-              fio_note = std::string(fio.ok() ? ours.status().message()
-                                              : fio.status().message());
-              break;
-            }
-            row.fio_gbps = std::max(row.fio_gbps, *fio);
-            row.sluice_gbps = std::max(row.sluice_gbps, *ours);
-          }
-          if (!fio_note.empty()) {
-            fio_rows.clear();
-            break;
-          }
-          fio_rows.push_back(row);
-        }
-        if (!fio_note.empty()) break;
-      }
-    }
+    fio_report = RunFioComparison(
+        LargestFile(*files), static_cast<unsigned>(*depth),
+        static_cast<int>(*fio_seconds), static_cast<int>(*fio_rounds),
+        can_evict, std::move(fio_cases));
   }
 
   // Arrow IPC files among them: every record batch read through
@@ -286,32 +273,7 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
     text += "]";
     text += absl::StrFormat(",\"small_files\":{\"max_bytes\":%d,\"files\":%d}",
                             *small_max_bytes, small.paths.size());
-    if (compare_fio) {
-      if (!fio_rows.empty()) {
-        text +=
-            absl::StrFormat(",\"fio\":{\"file\":\"%s\",\"runs\":[", fio_file);
-        for (size_t i = 0; i < fio_rows.size(); ++i) {
-          const FioRow& row = fio_rows[i];
-          text += absl::StrFormat(
-              "%s{\"block_bytes\":%d,\"queue_depth\":%d,\"cache\":\"%s\","
-              "\"passes\":%d,\"seconds\":%d,\"rounds\":%d,\"fio_gb_per_s\":%."
-              "3f,"
-              "\"sluice_gb_per_s\":%.3f,\"ratio\":%.3f}",
-              i == 0 ? "" : ",", row.job.block_bytes, row.job.queue_depth,
-              row.job.warm ? "warm" : "cold", row.job.warm ? 0 : row.job.passes,
-              row.job.warm ? row.job.seconds : 0, *fio_rounds, row.fio_gbps,
-              row.sluice_gbps, row.sluice_gbps / row.fio_gbps);
-        }
-        text += "],\"skipped\":[";
-        for (size_t i = 0; i < fio_skipped.size(); ++i) {
-          text +=
-              absl::StrFormat("%s\"%s\"", i == 0 ? "" : ",", fio_skipped[i]);
-        }
-        text += "]}";
-      } else {
-        text += absl::StrFormat(",\"fio\":{\"error\":\"%s\"}", fio_note);
-      }
-    }
+    if (fio_report) text += absl::StrCat(",\"fio\":", fio_report->Json());
     if (arrow_read) {
       text += absl::StrFormat(
           ",\"arrow\":{\"files\":%d,\"rows\":%d,\"record_batches\":%d,"
@@ -342,30 +304,7 @@ int RunBenchIo(const std::vector<std::string>& args, std::ostream& out,
                            row.result.FilesPerSecond());
   }
   out << small_note << "\n";
-  if (compare_fio) {
-    if (!fio_rows.empty()) {
-      out << absl::StrFormat(
-          "fio vs sluice on %s, io_uring, buffered reads, best of %d "
-          "alternating rounds\n"
-          "(cold: %d passes each, pages dropped before every pass; warm: "
-          "read once first, then %ds each from the page cache)\n",
-          fio_file, *fio_rounds, ColdPasses(fio_file_bytes), *fio_seconds);
-      out << absl::StrFormat("%-6s %5s %-5s %9s %12s %11s\n", "block", "depth",
-                             "cache", "fio GB/s", "sluice GB/s", "sluice/fio");
-      for (const FioRow& row : fio_rows) {
-        out << absl::StrFormat(
-            "%-6s %5d %-5s %9.2f %12.2f %10.0f%%\n",
-            BlockName(row.job.block_bytes), row.job.queue_depth,
-            row.job.warm ? "warm" : "cold", row.fio_gbps, row.sluice_gbps,
-            100 * row.sluice_gbps / row.fio_gbps);
-      }
-      for (const std::string& skipped : fio_skipped) {
-        out << "not compared: " << skipped << "\n";
-      }
-    } else {
-      out << "fio comparison: " << fio_note << "\n";
-    }
-  }
+  if (fio_report) out << fio_report->Table();
   if (arrow_read) {
     out << absl::StrFormat(
         "arrow: %d files, %d rows in %d record batches through "

@@ -6,14 +6,18 @@
 
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
+#include "bindings/report/html_report.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
 #include "stages/lc0/default_pipeline.h"
@@ -22,10 +26,11 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kBenchPipelineUsage[] =
     "usage: sluice bench pipeline [CONFIG.textproto] [--threads 1,2]\n"
     "                             [--seconds N] [--batches N] [--data DIR]\n"
-    "                             [--json]\n"
+    "                             [--json] [--metrics-port P]\n"
+    "                             [--report FILE.html] [--trace FILE.json]\n"
     "\n"
     "End-to-end throughput of a pipeline, pulling its first output: for\n"
     "each thread count, the time to the first batch, then batches/s and\n"
@@ -37,15 +42,13 @@ constexpr char kUsage[] =
     "  --seconds N     steady-state seconds per run (default 10)\n"
     "  --batches N     stop a run after N batches\n"
     "  --data DIR      data directory for file_path_provider stages\n"
-    "  --json          print one JSON object instead of the table\n";
+    "  --json          print one JSON object instead of the table\n"
+    "  --report F      write each run's report (HTML) to F; with several\n"
+    "                  thread counts to F-threadsN.html\n"
+    "  --trace F       record each run's trace (Perfetto / chrome://tracing)\n"
+    "                  to F (F-threadsN.json with several thread counts)\n";
 
 using Clock = std::chrono::steady_clock;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice bench pipeline: " << message
-      << " (see sluice bench pipeline --help)\n";
-  return 2;
-}
 
 // What the child process reports through the pipe, before the metrics.
 struct ChildReport {
@@ -59,8 +62,22 @@ struct ChildReport {
   char error[512];
 };
 
+// `path` for the run with `threads` threads: with `several` runs,
+// "-threadsN" goes before its extension.
+std::string RunPath(const std::string& path, unsigned threads, bool several) {
+  if (path.empty() || !several) return path;
+  const size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    dot = path.size();
+  }
+  return absl::StrCat(path.substr(0, dot), "-threads", threads,
+                      path.substr(dot));
+}
+
 ChildReport RunChild(const DataLoaderConfig& config, double seconds,
-                     uint64_t max_batches, std::string* metrics) {
+                     uint64_t max_batches, const RunOutputs& outputs,
+                     std::string* metrics) {
   ChildReport report{};
   try {
     DataLoader loader(CreateStage);
@@ -87,6 +104,15 @@ ChildReport RunChild(const DataLoaderConfig& config, double seconds,
     loader.Stop();
     ThrowIfError(loader.pipeline().status());
     const DataLoaderMetricsProto final_metrics = loader.GetMetrics();
+    if (!outputs.report_path.empty()) {
+      ThrowIfError(
+          report::WriteRunReport({.title = outputs.report_title,
+                                  .config = config,
+                                  .metrics = final_metrics,
+                                  .history = loader.pipeline().GetHistory()},
+                                 outputs.report_path));
+    }
+    ThrowIfError(loader.pipeline().trace_status());
     uint64_t positions = 0;
     for (const StageMetricProto& stage : final_metrics.total_stage_metrics()) {
       positions += stage.tensor_generator().positions();
@@ -146,9 +172,12 @@ double PipelineMeasurement::PositionsPerSecond() const {
 
 absl::StatusOr<PipelineMeasurement> MeasurePipeline(
     const DataLoaderConfig& config, unsigned threads, double seconds,
-    uint64_t max_batches) {
+    uint64_t max_batches, const RunOutputs& outputs) {
   DataLoaderConfig run_config = config;
   run_config.set_worker_threads(threads);
+  if (!outputs.trace_path.empty()) {
+    run_config.mutable_trace()->set_file(outputs.trace_path);
+  }
   int fds[2];
   if (pipe(fds) != 0) return absl::UnavailableError("pipe failed");
   const pid_t child = fork();
@@ -157,7 +186,7 @@ absl::StatusOr<PipelineMeasurement> MeasurePipeline(
     close(fds[0]);
     std::string metrics;
     const ChildReport report =
-        RunChild(run_config, seconds, max_batches, &metrics);
+        RunChild(run_config, seconds, max_batches, outputs, &metrics);
     const bool ok = WriteAll(fds[1], &report, sizeof(report)) &&
                     WriteAll(fds[1], metrics.data(), metrics.size());
     _exit(ok ? 0 : 1);
@@ -192,21 +221,29 @@ absl::StatusOr<PipelineMeasurement> MeasurePipeline(
 int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"threads", "seconds", "batches", "data"}, {"json"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+      ParseArgs(args,
+                WithMetricsFlags({"threads", "seconds", "batches", "data",
+                                  "report", "trace"}),
+                {"json"});
+  if (!parsed.ok())
+    return UsageError(err, "bench pipeline", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kBenchPipelineUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() > 1) {
-    return UsageError(err, "expected at most one CONFIG");
+    return UsageError(err, "bench pipeline", "expected at most one CONFIG");
   }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 10, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 1, INT64_MAX);
   for (const auto* value : {&seconds, &batches}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok())
+      return UsageError(err, "bench pipeline", value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok())
+    return UsageError(err, "bench pipeline", metrics.status().message());
   std::vector<unsigned> thread_counts;
   const std::string threads_text = parsed->flags.contains("threads")
                                        ? parsed->flags.find("threads")->second
@@ -214,12 +251,33 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
   for (absl::string_view part : absl::StrSplit(threads_text, ',')) {
     unsigned count = 0;
     if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 1024) {
-      return UsageError(err, "bad value '" + threads_text +
-                                 "' for --threads: expected e.g. 1,2");
+      return UsageError(
+          err, "bench pipeline",
+          "bad value '" + threads_text + "' for --threads: expected e.g. 1,2");
     }
     thread_counts.push_back(count);
   }
   const bool json = parsed->flags.contains("json");
+  RunOutputs outputs;
+  if (auto it = parsed->flags.find("report"); it != parsed->flags.end()) {
+    outputs.report_path = it->second;
+  }
+  if (auto it = parsed->flags.find("trace"); it != parsed->flags.end()) {
+    outputs.trace_path = it->second;
+  }
+  const bool several = thread_counts.size() > 1;
+  for (const unsigned threads : thread_counts) {
+    for (const auto& [flag, path] :
+         {std::pair{"--report", outputs.report_path},
+          std::pair{"--trace", outputs.trace_path}}) {
+      if (path.empty()) continue;
+      if (absl::Status writable =
+              CheckOutputFlag(flag, RunPath(path, threads, several));
+          !writable.ok()) {
+        return UsageError(err, "bench pipeline", writable.message());
+      }
+    }
+  }
   std::string data;
   if (auto it = parsed->flags.find("data"); it != parsed->flags.end()) {
     data = it->second;
@@ -240,25 +298,38 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
     }
     absl::StatusOr<DataLoaderConfig> lc0 = lc0::MakePipeline(
         {.directories = {data}, .reservoir_size = 50000, .min_fill = 10000});
-    if (!lc0.ok()) return UsageError(err, lc0.status().message());
+    if (!lc0.ok())
+      return UsageError(err, "bench pipeline", lc0.status().message());
     config = *lc0;
   } else {
     absl::StatusOr<DataLoaderConfig> loaded =
         ReadConfigFile(parsed->positional[0]);
-    if (!loaded.ok()) return UsageError(err, loaded.status().message());
+    if (!loaded.ok())
+      return UsageError(err, "bench pipeline", loaded.status().message());
     config = *loaded;
     if (!data.empty()) SetDataDirectory(data, &config);
   }
 
+  metrics->ApplyTo(&config);
   std::vector<PipelineMeasurement> runs;
   for (unsigned threads : thread_counts) {
+    const RunOutputs run_outputs{
+        .report_path = RunPath(outputs.report_path, threads, several),
+        .report_title =
+            absl::StrCat("sluice bench pipeline ",
+                         parsed->positional.empty() ? "(lc0 demo pipeline)"
+                                                    : parsed->positional[0],
+                         ", ", threads, " thread(s)"),
+        .trace_path = RunPath(outputs.trace_path, threads, several)};
     absl::StatusOr<PipelineMeasurement> run =
-        MeasurePipeline(config, threads, *seconds, *batches);
+        MeasurePipeline(config, threads, *seconds, *batches, run_outputs);
     if (!run.ok()) {
       if (run.status().code() == absl::StatusCode::kInvalidArgument) {
-        return UsageError(err, run.status().message());
+        return UsageError(err, "bench pipeline",
+                          NameMetricsFlags(run.status().message()));
       }
-      err << "sluice bench pipeline: " << run.status().message() << "\n";
+      err << "sluice bench pipeline: "
+          << NameMetricsFlags(run.status().message()) << "\n";
       return 1;
     }
     runs.push_back(*run);
@@ -296,6 +367,16 @@ int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,
                            run.threads, run.PositionsPerSecond(),
                            run.BatchesPerSecond(), run.first_batch_seconds,
                            run.peak_rss_bytes / 1e6, loads);
+  }
+  for (const unsigned threads : thread_counts) {
+    if (!outputs.report_path.empty()) {
+      out << "report: " << RunPath(outputs.report_path, threads, several)
+          << "\n";
+    }
+    if (!outputs.trace_path.empty()) {
+      out << "trace: " << RunPath(outputs.trace_path, threads, several)
+          << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+    }
   }
   return 0;
 }

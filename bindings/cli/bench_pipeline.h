@@ -30,12 +30,21 @@ struct PipelineMeasurement {
   double PositionsPerSecond() const;
 };
 
+// What a measured run writes besides its figures ("" = nothing).
+struct RunOutputs {
+  // The HTML run report (bindings/report/html_report.h), and its title.
+  std::string report_path;
+  std::string report_title;
+  // A trace of the run (DataLoaderConfig.trace.file).
+  std::string trace_path;
+};
+
 // Runs `config` with `threads` worker threads in a child process (so peak
 // RSS is this run's own) for `seconds` after the first batch, or until
-// `max_batches` or end of stream.
+// `max_batches` or end of stream; writes `outputs` when the run ends.
 absl::StatusOr<PipelineMeasurement> MeasurePipeline(
     const DataLoaderConfig& config, unsigned threads, double seconds,
-    uint64_t max_batches);
+    uint64_t max_batches, const RunOutputs& outputs = {});
 
 // Runs `sluice bench pipeline` with the words after "pipeline".
 int RunBenchPipeline(const std::vector<std::string>& args, std::ostream& out,

@@ -1,10 +1,12 @@
 #include "bindings/cli/demo_command.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "bindings/cli/demo_data.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
@@ -12,9 +14,11 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kDemoUsage[] =
     "usage: sluice demo [--workload lc0|audio] [--data DIR] [--seconds N]\n"
     "                   [--batches N] [--threads N] [--games N] [--clips N]\n"
+    "                   [--metrics-port P] [--report FILE.html]\n"
+    "                   [--trace FILE.json]\n"
     "\n"
     "Runs a default training pipeline and shows live what each stage does\n"
     "and how fast batches come out. Without --data it first generates a\n"
@@ -32,27 +36,24 @@ constexpr char kUsage[] =
     "  --batches N   stop sooner, after N batches (default: no limit)\n"
     "  --threads N   executor threads (default: one per core)\n"
     "  --games N     lc0: games in the generated data set (default 3000)\n"
-    "  --clips N     audio: clips in the generated data set (default 2000)\n";
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice demo: " << message << " (see sluice demo --help)\n";
-  return 2;
-}
+    "  --clips N     audio: clips in the generated data set (default 2000)\n"
+    "  --report F    write the run report (one HTML page) to F at the end\n"
+    "  --trace F     record a trace for Perfetto UI / chrome://tracing in F\n";
 
 }  // namespace
 
 int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                    std::ostream& err) {
   absl::StatusOr<ParsedArgs> parsed = ParseArgs(
-      args,
-      {"workload", "data", "seconds", "batches", "threads", "games", "clips"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+      args, WithMetricsFlags({"workload", "data", "seconds", "batches",
+                              "threads", "games", "clips", "report", "trace"}));
+  if (!parsed.ok()) return UsageError(err, "demo", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kDemoUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (!parsed->positional.empty()) {
-    return UsageError(err,
+    return UsageError(err, "demo",
                       "unexpected argument '" + parsed->positional[0] + "'");
   }
   std::string workload = "lc0";
@@ -61,9 +62,26 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   if (workload != "lc0" && workload != "audio") {
     return UsageError(
-        err, "bad value '" + workload + "' for --workload (lc0 or audio)");
+        err, "demo",
+        "bad value '" + workload + "' for --workload (lc0 or audio)");
   }
   const bool audio = workload == "audio";
+  RunLimits limits;
+  if (auto it = parsed->flags.find("report"); it != parsed->flags.end()) {
+    limits.report_path = it->second;
+    limits.report_title = "sluice demo --workload " + workload;
+  }
+  if (auto it = parsed->flags.find("trace"); it != parsed->flags.end()) {
+    limits.trace_path = it->second;
+  }
+  // Before generating data: a bad path fails at once.
+  for (const auto& [flag, path] : {std::pair{"--report", limits.report_path},
+                                   std::pair{"--trace", limits.trace_path}}) {
+    if (path.empty()) continue;
+    if (absl::Status writable = CheckOutputFlag(flag, path); !writable.ok()) {
+      return UsageError(err, "demo", writable.message());
+    }
+  }
   absl::StatusOr<int64_t> seconds = IntFlag(*parsed, "seconds", 30, 1, 86400);
   absl::StatusOr<int64_t> batches =
       IntFlag(*parsed, "batches", 0, 0, int64_t{1} << 40);
@@ -71,8 +89,10 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> games = IntFlag(*parsed, "games", 3000, 1, 1'000'000);
   absl::StatusOr<int64_t> clips = IntFlag(*parsed, "clips", 2000, 1, 1'000'000);
   for (const auto* value : {&seconds, &batches, &threads, &games, &clips}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok()) return UsageError(err, "demo", value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, "demo", metrics.status().message());
   std::string data;
   if (auto it = parsed->flags.find("data"); it != parsed->flags.end()) {
     data = it->second;
@@ -103,17 +123,18 @@ int RunDemoCommand(const std::vector<std::string>& args, std::ostream& out,
                                  .reservoir_size = 50000,
                                  .min_fill = 10000,
                                  .worker_threads = worker_threads});
-  if (!config.ok()) return UsageError(err, config.status().message());
+  if (!config.ok()) return UsageError(err, "demo", config.status().message());
   config->set_metrics_interval_seconds(0.5);
+  metrics->ApplyTo(&*config);
   out << "sluice demo: default " << workload << " training pipeline on " << data
       << " for " << *seconds << " s (Ctrl-C stops early)\n";
+  limits.max_batches = static_cast<uint64_t>(*batches);
+  limits.max_seconds = static_cast<double>(*seconds);
   absl::StatusOr<RunReport> report =
-      RunWithLiveView(*config,
-                      {.max_batches = static_cast<uint64_t>(*batches),
-                       .max_seconds = static_cast<double>(*seconds)},
-                      out, StdoutIsInteractive());
+      RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
-    err << "sluice demo: " << report.status().message() << "\n";
+    err << "sluice demo: " << NameMetricsFlags(report.status().message())
+        << "\n";
     return 1;
   }
   if (audio) {

@@ -1,6 +1,7 @@
 #include "bindings/cli/fio_comparison.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,13 +27,35 @@ absl::Status DropFromPageCache(const FileSet& file) {
   return absl::OkStatus();
 }
 
-// Cold: the file's pages dropped; warm: the file read once.
+// Cold and direct: the file's pages dropped; warm: the file read once.
 absl::Status PrepareCache(const FioJob& job) {
   FileSet file;
   file.paths = {job.path};
-  if (!job.warm) return DropFromPageCache(file);
+  if (job.cache != FioCache::kWarm) return DropFromPageCache(file);
   return MeasureRead(file, ReadMethod::kPread, 1 << 20, 1).status();
 }
+
+// Restricts the calling thread to one CPU while alive, then restores its
+// CPUs.
+class ThreadPin {
+ public:
+  explicit ThreadPin(int cpu) {
+    if (cpu < 0 || sched_getaffinity(0, sizeof(saved_), &saved_) != 0) return;
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    pinned_ = sched_setaffinity(0, sizeof(only), &only) == 0;
+  }
+  ~ThreadPin() {
+    if (pinned_) sched_setaffinity(0, sizeof(saved_), &saved_);
+  }
+  ThreadPin(const ThreadPin&) = delete;
+  ThreadPin& operator=(const ThreadPin&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool pinned_ = false;
+};
 
 // Runs `argv` with stdout and stderr captured; its output, or an error with
 // the output's last line when it cannot start or exits non-zero.
@@ -89,6 +112,18 @@ absl::StatusOr<std::string> CaptureOutput(
 
 }  // namespace
 
+const char* FioCacheName(FioCache cache) {
+  switch (cache) {
+    case FioCache::kCold:
+      return "cold";
+    case FioCache::kWarm:
+      return "warm";
+    case FioCache::kDirect:
+      return "direct";
+  }
+  return "?";
+}
+
 std::vector<std::string> FioArguments(const FioJob& job) {
   std::vector<std::string> args = {
       "fio",
@@ -98,16 +133,31 @@ std::vector<std::string> FioArguments(const FioJob& job) {
       absl::StrCat("--bs=", job.block_bytes),
       "--ioengine=io_uring",
       absl::StrCat("--iodepth=", job.queue_depth),
-      "--direct=0",
+      absl::StrCat("--direct=", job.cache == FioCache::kDirect ? 1 : 0),
+      "--fadvise_hint=1",
+      "--iomem=mmap",
       "--numjobs=1",
       "--output-format=json",
   };
-  if (job.warm) {
-    args.insert(args.end(), {"--invalidate=0", "--time_based",
-                             absl::StrCat("--runtime=", job.seconds)});
-  } else {
-    args.insert(args.end(),
-                {"--invalidate=1", absl::StrCat("--loops=", job.passes)});
+  if (job.cpu >= 0) args.push_back(absl::StrCat("--cpus_allowed=", job.cpu));
+  if (job.registered)
+    args.insert(args.end(), {"--fixedbufs", "--registerfiles"});
+  switch (job.cache) {
+    case FioCache::kWarm:
+      args.insert(args.end(), {"--invalidate=0", "--time_based",
+                               absl::StrCat("--runtime=", job.seconds)});
+      break;
+    case FioCache::kCold:
+      args.insert(args.end(),
+                  {"--invalidate=1", absl::StrCat("--loops=", job.passes)});
+      if (job.region_bytes > 0) {
+        args.push_back(absl::StrCat("--size=", job.region_bytes));
+      }
+      break;
+    case FioCache::kDirect:
+      args.insert(args.end(), {"--invalidate=1", "--time_based",
+                               absl::StrCat("--runtime=", job.seconds)});
+      break;
   }
   return args;
 }
@@ -142,28 +192,43 @@ absl::StatusOr<double> RunFio(const FioJob& job) {
 }
 
 absl::StatusOr<double> RunSluice(const FioJob& job) {
+  absl::StatusOr<ReaderResult> result = RunSluiceJob(job);
+  if (!result.ok()) return result.status();
+  return result->GigabytesPerSecond();
+}
+
+absl::StatusOr<ReaderResult> RunSluiceJob(const FioJob& job) {
   if (absl::Status status = PrepareCache(job); !status.ok()) return status;
-  FileSet file;
-  file.paths = {job.path};
-  if (job.warm) {
-    absl::StatusOr<ReadResult> result =
-        MeasureRead(file, ReadMethod::kIoUring, job.block_bytes,
-                    job.queue_depth, job.seconds);
-    if (!result.ok()) return result.status();
-    return result->GigabytesPerSecond();
+  ReaderJob reader_job{.paths = {job.path},
+                       .block_bytes = job.block_bytes,
+                       .queue_depth = job.queue_depth,
+                       .whole_blocks_only = true,
+                       .direct = job.cache == FioCache::kDirect,
+                       .registered = job.registered,
+                       .cached_reads_inline = job.sluice_default_path};
+  if (job.cache == FioCache::kCold) {
+    reader_job.region_bytes = job.region_bytes;
+    reader_job.evict_each_pass = true;
+    reader_job.passes = job.passes;
+  } else {
+    reader_job.min_seconds = job.seconds;
   }
-  ReadResult total;
-  for (int pass = 0; pass < job.passes; ++pass) {
-    if (absl::Status status = DropFromPageCache(file); !status.ok()) {
-      return status;
-    }
-    absl::StatusOr<ReadResult> result = MeasureRead(
-        file, ReadMethod::kIoUring, job.block_bytes, job.queue_depth);
-    if (!result.ok()) return result.status();
-    total.bytes += result->bytes;
-    total.seconds += result->seconds;
+  absl::StatusOr<ReaderResult> result;
+  {
+    const ThreadPin pin(job.cpu);
+    result = RunReaderJob(reader_job);
   }
-  return total.GigabytesPerSecond();
+  if (!result.ok()) return result.status();
+  if (result->direct_refused > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("O_DIRECT refused: ", result->refusal));
+  }
+  return result;
+}
+
+uint64_t ColdRegionBytes(uint64_t file_bytes) {
+  constexpr uint64_t kMaxColdRegion = uint64_t{1} << 30;
+  return file_bytes > kMaxColdRegion ? kMaxColdRegion : 0;
 }
 
 int ColdPasses(uint64_t file_bytes) {

@@ -68,4 +68,11 @@ absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, std::string_view name,
   return value;
 }
 
+int UsageError(std::ostream& err, absl::string_view command,
+               absl::string_view message) {
+  err << "sluice " << command << ": " << message << " (see sluice " << command
+      << " --help)\n";
+  return kExitUsage;
+}
+
 }  // namespace sluice::cli

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,15 @@
 #include "absl/status/statusor.h"
 
 namespace sluice::cli {
+
+// Exit statuses of every subcommand besides 0.
+inline constexpr int kExitFailure = 1;  // the command ran and failed
+inline constexpr int kExitUsage = 2;    // the command line was wrong
+
+// Prints "sluice COMMAND: MESSAGE (see sluice COMMAND --help)" to `err` and
+// returns kExitUsage.
+int UsageError(std::ostream& err, absl::string_view command,
+               absl::string_view message);
 
 // The arguments of one subcommand, split into positionals and flags.
 struct ParsedArgs {

@@ -13,7 +13,7 @@
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kGenUsage[] =
     "usage: sluice gen {loose|tar} DIR --games N [--format 1|3] "
     "[--version 3..6]\n"
     "                  [--seed S] [--games-per-tar K]\n"
@@ -33,14 +33,6 @@ constexpr char kUsage[] =
     "sluice gen audio DIR --clips N ...: synthetic labelled audio clips in\n"
     "Arrow IPC files (see sluice gen audio --help).\n";
 
-constexpr int kUsageError = 2;
-constexpr int kFailure = 1;
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice gen: " << message << " (see sluice gen --help)\n";
-  return kUsageError;
-}
-
 }  // namespace
 
 int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
@@ -53,17 +45,17 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   absl::StatusOr<ParsedArgs> parsed =
       ParseArgs(args, {"games", "format", "version", "seed", "games-per-tar"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  if (!parsed.ok()) return UsageError(err, "gen", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kGenUsage;
     return 0;
   }
   if (parsed->positional.size() != 2 ||
       (parsed->positional[0] != "loose" && parsed->positional[0] != "tar")) {
-    return UsageError(err, "expected {loose|tar} DIR");
+    return UsageError(err, "gen", "expected {loose|tar} DIR");
   }
   if (!parsed->flags.contains("games")) {
-    return UsageError(err, "--games is required");
+    return UsageError(err, "gen", "--games is required");
   }
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   absl::StatusOr<int64_t> games = IntFlag(*parsed, "games", 0, 1, kIntMax);
@@ -74,7 +66,7 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> per_tar =
       IntFlag(*parsed, "games-per-tar", 100, 1, kIntMax);
   for (const auto* value : {&games, &format, &version, &seed, &per_tar}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok()) return UsageError(err, "gen", value->status().message());
   }
   const lc0::GeneratorOptions options{
       .seed = static_cast<uint64_t>(*seed),
@@ -82,7 +74,7 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
       .input_format = static_cast<int>(*format)};
   if (absl::Status status = lc0::ValidateGeneratorOptions(options);
       !status.ok()) {
-    return UsageError(err, status.message());
+    return UsageError(err, "gen", status.message());
   }
   const lc0::OutputOptions output{.mode = parsed->positional[0] == "tar"
                                               ? lc0::OutputMode::kTar
@@ -93,7 +85,7 @@ int RunGenCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<lc0::GeneratedFiles> files = lc0::WriteGames(options, output);
   if (!files.ok()) {
     err << "sluice gen: " << files.status().message() << "\n";
-    return kFailure;
+    return kExitFailure;
   }
   constexpr size_t kListed = 10;
   for (size_t i = 0; i < files->paths.size() && i < kListed; ++i) {

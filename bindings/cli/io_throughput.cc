@@ -17,7 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "asio/co_spawn.hpp"
 #include "asio/io_context.hpp"
+#include "bindings/cli/reader_job.h"
+#include "io/aligned_buffer.h"
 #include "io/async_file_reader.h"
+#include "io/direct_file.h"
 
 namespace sluice::cli {
 namespace {
@@ -43,11 +46,6 @@ class Fd {
  private:
   int fd_;
 };
-
-// Completion of the measuring coroutines: an exception leaves io.run().
-void RethrowErrors(std::exception_ptr error) {
-  if (error) std::rethrow_exception(error);
-}
 
 struct Block {
   int fd;
@@ -83,62 +81,6 @@ class Mapping {
   size_t size_;
 };
 
-// Whether block number `i` (counting on over passes) is still to be read:
-// the whole first pass, then more until `deadline`.
-bool KeepReading(size_t i, size_t blocks, Clock::time_point deadline) {
-  return blocks > 0 && (i < blocks || Clock::now() < deadline);
-}
-
-// The deadline `min_seconds` after `start`.
-Clock::time_point Deadline(Clock::time_point start, double min_seconds) {
-  return start + std::chrono::duration_cast<Clock::duration>(
-                     std::chrono::duration<double>(min_seconds));
-}
-
-// Reads `blocks` with `queue_depth` coroutines sharing a cursor, through
-// sluice's AsyncFileReader on one executor thread, until KeepReading says
-// stop. The ring and the buffers are set up before the clock starts.
-absl::StatusOr<ReadResult> ReadBlocksWithIoUring(
-    const std::vector<Block>& blocks, uint64_t block_size, unsigned queue_depth,
-    double min_seconds) {
-  asio::io_context io(1);
-  io::AsyncFileReader reader(io, {.use_io_uring = true,
-                                  .queue_depth = std::max(queue_depth, 1u),
-                                  .cached_reads_inline = false});
-  if (!reader.uses_io_uring()) {
-    return absl::UnavailableError(
-        absl::StrCat("io_uring unavailable: ", reader.fallback_reason()));
-  }
-  std::vector<std::vector<std::byte>> buffers(
-      queue_depth, std::vector<std::byte>(block_size));
-  ReadResult result;
-  size_t next = 0;  // one executor thread: no races
-  absl::Status failure;
-  const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = Deadline(start, min_seconds);
-  auto worker = [&](std::span<std::byte> buffer) -> asio::awaitable<void> {
-    for (size_t i = next++; KeepReading(i, blocks.size(), deadline);
-         i = next++) {
-      const Block& block = blocks[i % blocks.size()];
-      absl::StatusOr<size_t> got =
-          co_await reader.ReadAt(block.fd, block.offset, buffer);
-      if (!got.ok()) {
-        failure = got.status();
-        co_return;
-      }
-      result.bytes += *got;
-    }
-  };
-  // `worker` outlives its coroutines: io.run() returns once all finished.
-  for (std::vector<std::byte>& buffer : buffers) {
-    asio::co_spawn(io, worker(buffer), RethrowErrors);
-  }
-  io.run();
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!failure.ok()) return failure;
-  return result;
-}
-
 }  // namespace
 
 const char* ReadMethodName(ReadMethod method) {
@@ -151,6 +93,12 @@ const char* ReadMethodName(ReadMethod method) {
       return "mmap";
   }
   return "?";
+}
+
+std::string BlockName(uint64_t block_bytes) {
+  if (block_bytes == 0) return "whole";
+  if (block_bytes >= (1 << 20)) return absl::StrCat(block_bytes >> 20, "MiB");
+  return absl::StrCat(block_bytes >> 10, "KiB");
 }
 
 absl::StatusOr<FileSet> CollectFiles(const std::vector<std::string>& paths) {
@@ -193,13 +141,32 @@ bool EvictFromPageCache(const FileSet& files) {
 
 absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
                                        uint64_t block_size,
-                                       unsigned queue_depth,
-                                       double min_seconds) {
+                                       unsigned queue_depth, bool direct) {
+  if (method == ReadMethod::kIoUring) {
+    absl::StatusOr<ReaderResult> read =
+        RunReaderJob({.paths = files.paths,
+                      .block_bytes = block_size,
+                      .queue_depth = queue_depth,
+                      .direct = direct});
+    if (!read.ok()) return read.status();
+    return ReadResult{.bytes = read->bytes,
+                      .files = files.paths.size(),
+                      .seconds = read->seconds,
+                      .direct_refused = read->direct_refused,
+                      .refusal = read->refusal};
+  }
+  ReadResult result;
   std::vector<std::unique_ptr<Fd>> fds;
   std::vector<Block> blocks;
   for (const std::string& path : files.paths) {
-    auto fd = std::make_unique<Fd>(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd->get() < 0) return OpenError(path);
+    absl::StatusOr<io::ReadableFile> opened =
+        io::OpenForReading(path, direct && method == ReadMethod::kPread);
+    if (!opened.ok()) return opened.status();
+    if (!opened->refusal.empty()) {
+      ++result.direct_refused;
+      result.refusal = opened->refusal;
+    }
+    auto fd = std::make_unique<Fd>(opened->fd);
     struct stat info;
     fstat(fd->get(), &info);
     for (uint64_t offset = 0; offset < static_cast<uint64_t>(info.st_size);
@@ -218,20 +185,13 @@ absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
       maps.push_back(*std::move(map));
     }
   }
-  if (method == ReadMethod::kIoUring) {
-    absl::StatusOr<ReadResult> result =
-        ReadBlocksWithIoUring(blocks, block_size, queue_depth, min_seconds);
-    if (result.ok()) result->files = files.paths.size();
-    return result;
-  }
-  ReadResult result;
   result.files = files.paths.size();
-  std::vector<char> buffer(block_size);
+  io::AlignedBuffer buffer(block_size);
+  std::memset(buffer.data(), 0, buffer.size());
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline = Deadline(start, min_seconds);
   if (method == ReadMethod::kPread) {
-    for (size_t i = 0; KeepReading(i, blocks.size(), deadline); ++i) {
-      const Block& block = blocks[i % blocks.size()];
+    for (const Block& block : blocks) {
+      // Whole blocks asked for: O_DIRECT needs them; the last reads short.
       const ssize_t got = pread(block.fd, buffer.data(), block_size,
                                 static_cast<off_t>(block.offset));
       if (got < 0) return absl::UnavailableError(std::strerror(errno));
@@ -240,9 +200,7 @@ absl::StatusOr<ReadResult> MeasureRead(const FileSet& files, ReadMethod method,
   } else {
     // Blocks are in file order: map `f` serves the blocks of fds[f].
     size_t f = 0;
-    for (size_t i = 0; KeepReading(i, blocks.size(), deadline); ++i) {
-      const Block& block = blocks[i % blocks.size()];
-      if (i % blocks.size() == 0) f = 0;
+    for (const Block& block : blocks) {
       while (fds[f]->get() != block.fd) ++f;
       std::memcpy(buffer.data(), maps[f]->data() + block.offset, block.length);
       result.bytes += block.length;

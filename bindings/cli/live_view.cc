@@ -10,29 +10,6 @@
 namespace sluice::cli {
 namespace {
 
-// The stage whose first output feeds the pipeline's first output.
-std::string OutputStageName(const DataLoaderConfig& config) {
-  std::string reference;
-  if (config.output_size() > 0) {
-    reference = config.output(0);
-    if (const size_t colon = reference.find(':'); colon != std::string::npos) {
-      reference = reference.substr(colon + 1);
-    }
-  } else if (config.stage_size() > 0) {
-    reference = config.stage(config.stage_size() - 1).name();
-  }
-  return reference.substr(0, reference.find('.'));
-}
-
-const StageMetricProto* FindStage(
-    const google::protobuf::RepeatedPtrField<StageMetricProto>& stages,
-    std::string_view name) {
-  for (const StageMetricProto& stage : stages) {
-    if (stage.name() == name) return &stage;
-  }
-  return nullptr;
-}
-
 uint64_t SkippedTotal(const StageMetricProto& stage) {
   uint64_t total = 0;
   for (const SkipCountProto& skip : stage.skipped()) total += skip.count();
@@ -46,6 +23,17 @@ std::string LoadBar(double load) {
   return std::string(filled, '#') + std::string(kWidth - filled, '.');
 }
 
+// "games 12 probed 340 ..." for a rescorer stage, else "".
+std::string RescorerCounts(const StageMetricProto& stage) {
+  if (!stage.has_chunk_rescorer()) return "";
+  const ChunkRescorerMetricsProto& r = stage.chunk_rescorer();
+  return absl::StrFormat(
+      "games %d, positions %d, probed %d, results changed %d, DTZ decisions "
+      "%d, blunders %d, boosted entries %d",
+      r.games(), r.positions(), r.positions_probed(), r.results_changed(),
+      r.dtz_decisions(), r.blunders(), r.boosted_entries());
+}
+
 std::string Rate(double per_second) {
   if (per_second >= 1e6) return absl::StrFormat("%.2fM", per_second / 1e6);
   if (per_second >= 1e4) return absl::StrFormat("%.1fk", per_second / 1e3);
@@ -53,79 +41,6 @@ std::string Rate(double per_second) {
 }
 
 }  // namespace
-
-Throughput ComputeThroughput(const DataLoaderConfig& config,
-                             const DataLoaderMetricsProto& metrics,
-                             bool totals) {
-  const auto& stages =
-      totals ? metrics.total_stage_metrics() : metrics.stage_metrics();
-  const double seconds =
-      totals ? metrics.elapsed_seconds() : metrics.interval_seconds();
-  Throughput throughput;
-  for (const StageConfig& stage : config.stage()) {
-    if (stage.has_tensor_generator()) throughput.unit = "positions";
-    if (stage.has_audio_decoder()) throughput.unit = "clips";
-  }
-  if (seconds <= 0) return throughput;
-  if (const StageMetricProto* output =
-          FindStage(stages, OutputStageName(config));
-      output != nullptr && output->output_queue_metrics_size() > 0) {
-    throughput.batches_per_second =
-        output->output_queue_metrics(0).get_count() / seconds;
-  }
-  uint64_t examples = 0;
-  for (const StageMetricProto& stage : stages) {
-    examples +=
-        stage.tensor_generator().positions() + stage.batcher().examples();
-  }
-  throughput.examples_per_second = examples / seconds;
-  return throughput;
-}
-
-Bottleneck FindBottleneck(const DataLoaderConfig& config,
-                          const DataLoaderMetricsProto& metrics,
-                          const ChannelFill& fill) {
-  const auto& totals = metrics.total_stage_metrics();
-  const StageMetricProto* best = nullptr;
-  double best_load = -1;
-  const StageMetricProto* busiest = nullptr;
-  for (const StageConfig& stage : config.stage()) {
-    const StageMetricProto* own = FindStage(totals, stage.name());
-    if (own == nullptr) continue;
-    const LoadMetricProto& load = own->load();
-    if (busiest == nullptr ||
-        load.busy_seconds() > busiest->load().busy_seconds()) {
-      busiest = own;
-    }
-    if (load.busy_seconds() < kMinBottleneckBusySeconds ||
-        load.capacity_seconds() <= 0) {
-      continue;
-    }
-    bool starved = false;
-    for (const std::string& input : stage.input()) {
-      const std::string key =
-          input.find('.') == std::string::npos ? input + ".output" : input;
-      if (auto it = fill.find(key); it != fill.end() && it->second < 0.25) {
-        starved = true;
-      }
-    }
-    const double run_load = load.busy_seconds() / load.capacity_seconds();
-    if (!starved && run_load > best_load) {
-      best_load = run_load;
-      best = own;
-    }
-  }
-  if (best != nullptr) return {.stage = best->name()};
-  if (busiest == nullptr) return {.why_none = "no stage reported metrics"};
-  if (busiest->load().busy_seconds() >= kMinBottleneckBusySeconds) {
-    return {.why_none = "every busy stage was starved by its input"};
-  }
-  return {.why_none = absl::StrFormat(
-              "none named, the run was too short (the busiest stage, %s, was "
-              "busy %.2fs; %.1fs needed)",
-              busiest->name(), busiest->load().busy_seconds(),
-              kMinBottleneckBusySeconds)};
-}
 
 std::string ClipToColumns(const std::string& line, int columns) {
   if (columns <= 0) return line;
@@ -165,7 +80,6 @@ LiveView::LiveView(const DataLoaderConfig& config, std::ostream& out,
 void LiveView::Render(const DataLoaderMetricsProto& metrics) {
   if (static_cast<int64_t>(metrics.snapshot_index()) == last_snapshot_) return;
   last_snapshot_ = static_cast<int64_t>(metrics.snapshot_index());
-  RecordFill(metrics);
   if (interactive_) {
     RenderTable(metrics);
   } else {
@@ -177,7 +91,8 @@ void LiveView::Render(const DataLoaderMetricsProto& metrics) {
 void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
   // The type column only where it fits without cutting the counts.
   const bool show_type = columns_ == 0 || columns_ > 104;
-  const Throughput rate = ComputeThroughput(config_, metrics, false);
+  const report::Throughput rate =
+      report::ComputeThroughput(config_, metrics, false);
   std::vector<std::string> lines;
   lines.push_back(absl::StrFormat(
       "\x1b[1msluice\x1b[0m  %.1fs elapsed  %s batches/s  %s %s/s  io: %s",
@@ -201,6 +116,12 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
         show_type ? absl::StrFormat("%-24s ", stage.type()) : "",
         LoadBar(stage.load().load()), stage.load().load(), Rate(put / seconds),
         size, capacity, drops, SkippedTotal(stage)));
+    // A rescorer's counts since start, under its row.
+    if (const StageMetricProto* total =
+            report::FindStage(metrics.total_stage_metrics(), stage.name());
+        total != nullptr && total->has_chunk_rescorer()) {
+      lines.push_back("  " + RescorerCounts(*total));
+    }
   }
   // Back to the first line of the previous block, redraw every line (cut
   // short of the last column, so the cursor never wraps), erase the rest.
@@ -216,7 +137,8 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
 }
 
 void LiveView::RenderLine(const DataLoaderMetricsProto& metrics) {
-  const Throughput rate = ComputeThroughput(config_, metrics, false);
+  const report::Throughput rate =
+      report::ComputeThroughput(config_, metrics, false);
   std::string line = absl::StrFormat(
       "[%7.1fs] %s batches/s, %s %s/s |", metrics.elapsed_seconds(),
       Rate(rate.batches_per_second), Rate(rate.examples_per_second), rate.unit);
@@ -230,19 +152,10 @@ void LiveView::RenderLine(const DataLoaderMetricsProto& metrics) {
   out_ << line << "\n";
 }
 
-void LiveView::RecordFill(const DataLoaderMetricsProto& metrics) {
-  for (const StageMetricProto& stage : metrics.stage_metrics()) {
-    for (const QueueMetricProto& queue : stage.output_queue_metrics()) {
-      if (queue.capacity() == 0) continue;
-      fill_sum_[stage.name() + "." + queue.name()] +=
-          static_cast<double>(queue.size()) / queue.capacity();
-    }
-  }
-  ++fill_samples_;
-}
-
-void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics) {
-  const Throughput rate = ComputeThroughput(config_, metrics, true);
+void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics,
+                            const report::ChannelFill& fill) {
+  const report::Throughput rate =
+      report::ComputeThroughput(config_, metrics, true);
   out_ << absl::StrFormat(
       "\nsummary: %.1fs, %s batches/s, %s %s/s on average (io: %s)\n",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
@@ -260,12 +173,12 @@ void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics) {
     out_ << absl::StrFormat("  %-18s load %.2f (busy %.1fs)%s%s\n",
                             stage.name(), run_load, load.busy_seconds(),
                             skips.empty() ? "" : ", skipped:", skips);
+    if (stage.has_chunk_rescorer()) {
+      out_ << "    " << RescorerCounts(stage) << "\n";
+    }
   }
-  ChannelFill fill;
-  for (const auto& [channel, sum] : fill_sum_) {
-    fill[channel] = sum / std::max(fill_samples_, 1);
-  }
-  const Bottleneck bottleneck = FindBottleneck(config_, metrics, fill);
+  const report::Bottleneck bottleneck =
+      report::FindBottleneck(config_, metrics, fill);
   out_ << "bottleneck: "
        << (bottleneck.stage.empty() ? bottleneck.why_none : bottleneck.stage)
        << "\n";

@@ -8,6 +8,7 @@
 #include "bindings/cli/bench_command.h"
 #include "bindings/cli/demo_command.h"
 #include "bindings/cli/gen_command.h"
+#include "bindings/cli/rescore_command.h"
 #include "bindings/cli/run_command.h"
 
 namespace {
@@ -24,6 +25,7 @@ constexpr Command kCommands[] = {
     {"gen", sluice::cli::kGenSummary, sluice::cli::RunGenCommand},
     {"run", sluice::cli::kRunSummary, sluice::cli::RunRunCommand},
     {"bench", sluice::cli::kBenchSummary, sluice::cli::RunBenchCommand},
+    {"rescore", sluice::cli::kRescoreSummary, sluice::cli::RunRescoreCommand},
 };
 
 void PrintUsage(std::ostream& out) {

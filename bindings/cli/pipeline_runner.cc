@@ -12,8 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "bindings/cli/live_view.h"
+#include "bindings/report/html_report.h"
+#include "bindings/report/run_analysis.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
+#include "engine/status_macros.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "io/atomic_file.h"
@@ -54,6 +57,39 @@ class InterruptScope {
   void (*previous_term_)(int);
 };
 
+// After the run: writes the report and tells where it and the trace are.
+absl::Status WriteOutputs(Pipeline& pipeline, const DataLoaderConfig& config,
+                          const RunLimits& limits,
+                          const DataLoaderMetricsProto& metrics,
+                          const std::vector<MetricsHistory::Sample>& history,
+                          std::ostream& out) {
+  if (!limits.report_path.empty()) {
+    const absl::Status written =
+        report::WriteRunReport({.title = limits.report_title,
+                                .config = config,
+                                .metrics = metrics,
+                                .history = history},
+                               limits.report_path);
+    if (!written.ok()) {
+      return absl::Status(written.code(),
+                          absl::StrCat("--report: ", written.message()));
+    }
+    out << "report: " << limits.report_path << "\n";
+  }
+  if (config.has_trace()) {
+    const absl::Status written = pipeline.trace_status();
+    if (!written.ok() && !limits.trace_path.empty()) {
+      return absl::Status(
+          written.code(),
+          absl::StrCat("--trace ", limits.trace_path, ": ", written.message()));
+    }
+    SLUICE_RETURN_IF_ERROR(written);
+    out << "trace: " << config.trace().file()
+        << " (open it in ui.perfetto.dev or chrome://tracing)\n";
+  }
+  return absl::OkStatus();
+}
+
 // The width of the terminal on stdout; 0 when unknown.
 int TerminalColumns() {
   winsize size{};
@@ -62,6 +98,13 @@ int TerminalColumns() {
 }
 
 }  // namespace
+
+absl::Status CheckOutputFlag(absl::string_view flag, const std::string& path) {
+  absl::Status writable = CheckFileWritable(path);
+  if (writable.ok()) return writable;
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, " ", path, ": ", writable.message()));
+}
 
 void SetDataDirectory(const std::string& directory, DataLoaderConfig* config) {
   for (StageConfig& stage : *config->mutable_stage()) {
@@ -77,9 +120,17 @@ bool StdoutIsInteractive() {
          (term == nullptr || std::string(term) != "dumb");
 }
 
-absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
+absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& run_config,
                                           const RunLimits& limits,
                                           std::ostream& out, bool interactive) {
+  if (!limits.report_path.empty()) {
+    SLUICE_RETURN_IF_ERROR(CheckOutputFlag("--report", limits.report_path));
+  }
+  DataLoaderConfig config = run_config;
+  if (!limits.trace_path.empty()) {
+    SLUICE_RETURN_IF_ERROR(CheckOutputFlag("--trace", limits.trace_path));
+    config.mutable_trace()->set_file(limits.trace_path);
+  }
   std::ofstream metrics_json;
   if (!limits.metrics_json_path.empty()) {
     metrics_json.open(limits.metrics_json_path, std::ios::app);
@@ -108,6 +159,16 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
     loader.Start();
   } catch (const ConfigError& error) {
     return absl::InvalidArgumentError(error.what());
+  } catch (const PipelineError& error) {
+    // E.g. the metrics port is taken.
+    return absl::UnavailableError(error.what());
+  }
+  if (const uint16_t port = loader.pipeline().metrics_port(); port != 0) {
+    const std::string& address = config.metrics_address();
+    out << "Prometheus metrics: http://"
+        << (address.find(':') != std::string::npos ? "[" + address + "]"
+                                                   : address)
+        << ":" << port << "/metrics\n";
   }
   const auto write_checkpoint = [&]() -> absl::Status {
     try {
@@ -183,7 +244,11 @@ absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
   loader.Stop();
   report.final_metrics = loader.GetMetrics();
   write_json(report.final_metrics);
-  view.PrintSummary(report.final_metrics);
+  const std::vector<MetricsHistory::Sample> history =
+      loader.pipeline().GetHistory();
+  view.PrintSummary(report.final_metrics, report::AverageChannelFill(history));
+  SLUICE_RETURN_IF_ERROR(WriteOutputs(loader.pipeline(), config, limits,
+                                      report.final_metrics, history, out));
   if (absl::Status status = loader.pipeline().status(); !status.ok()) {
     return status;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/data_loader_config.pb.h"
 #include "proto/data_loader_metrics.pb.h"
 
@@ -30,6 +31,13 @@ struct RunLimits {
   std::string checkpoint_path;
   uint64_t checkpoint_every = 0;
   std::vector<std::string> resume_paths;
+  // Write the HTML run report (bindings/report/html_report.h) here when the
+  // run ends ("" = none), titled `report_title`.
+  std::string report_path;
+  std::string report_title;
+  // Record a trace (DataLoaderConfig.trace) into this file ("" = as the
+  // config says).
+  std::string trace_path;
 };
 
 // What a run did, for callers that check it (tests, benchmarks).
@@ -43,12 +51,18 @@ struct RunReport {
 
 // Runs `config` until a limit, end of stream, a failure or Ctrl-C; renders
 // live metrics to `out` (a redrawn table when `out` is a terminal, plain
-// lines otherwise) and a summary at the end. A bad config is an
-// InvalidArgument status; a pipeline failure an Internal status (after the
-// summary was printed).
+// lines otherwise) and a summary at the end, then writes the report and
+// the trace. A bad config, or a report or trace file that cannot be
+// written (checked before the run starts; the message names --report or
+// --trace), is an InvalidArgument status; a pipeline failure an Internal
+// status (after the summary was printed).
 absl::StatusOr<RunReport> RunWithLiveView(const DataLoaderConfig& config,
                                           const RunLimits& limits,
                                           std::ostream& out, bool interactive);
+
+// OK when a file can be written at `path`; else InvalidArgument naming
+// the command-line option `flag` ("--report") and why.
+absl::Status CheckOutputFlag(absl::string_view flag, const std::string& path);
 
 // Points every file_path_provider stage of `config` at `directory` only.
 void SetDataDirectory(const std::string& directory, DataLoaderConfig* config);

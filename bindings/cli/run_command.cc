@@ -8,17 +8,19 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "bindings/cli/flags.h"
+#include "bindings/cli/metrics_flags.h"
 #include "bindings/cli/pipeline_runner.h"
 #include "engine/config_text.h"
 
 namespace sluice::cli {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kRunUsage[] =
     "usage: sluice run CONFIG.textproto [--batches N] [--seconds S]\n"
     "                  [--metrics-json FILE] [--data DIR]\n"
     "                  [--checkpoint FILE [--checkpoint-every N]]\n"
-    "                  [--resume FILE[,FILE...]]\n"
+    "                  [--resume FILE[,FILE...]] [--metrics-port P]\n"
+    "                  [--report FILE.html] [--trace FILE.json]\n"
     "\n"
     "Runs the pipeline described by a text-format DataLoaderConfig, pulling\n"
     "its first output, with a live view of every stage (plain lines when\n"
@@ -41,27 +43,31 @@ constexpr char kUsage[] =
     "                      data-parallel run took at one step, on this\n"
     "                      config's rank and world_size (any number of\n"
     "                      ranks: each takes its share, see\n"
-    "                      docs/guarantees.md)\n";
-
-int UsageError(std::ostream& err, absl::string_view message) {
-  err << "sluice run: " << message << " (see sluice run --help)\n";
-  return 2;
-}
+    "                      docs/guarantees.md)\n"
+    "  --report FILE.html  write the run report when the run ends: one\n"
+    "                      page, charts of throughput, stage load, channel\n"
+    "                      fill, skips and RSS over time, the bottleneck\n"
+    "                      and why, the config\n"
+    "  --trace FILE.json   record a trace of the run (busy spans, channel\n"
+    "                      fills, batches, reads, checkpoints) for Perfetto\n"
+    "                      UI or chrome://tracing; bounds as in the\n"
+    "                      config's `trace` (default: 1,000,000 events)\n";
 
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
-  absl::StatusOr<ParsedArgs> parsed =
-      ParseArgs(args, {"batches", "seconds", "metrics-json", "data",
-                       "checkpoint", "checkpoint-every", "resume"});
-  if (!parsed.ok()) return UsageError(err, parsed.status().message());
+  absl::StatusOr<ParsedArgs> parsed = ParseArgs(
+      args, WithMetricsFlags({"batches", "seconds", "metrics-json", "data",
+                              "checkpoint", "checkpoint-every", "resume",
+                              "report", "trace"}));
+  if (!parsed.ok()) return UsageError(err, "run", parsed.status().message());
   if (parsed->help) {
-    out << kUsage;
+    out << kRunUsage << kMetricsFlagsUsage;
     return 0;
   }
   if (parsed->positional.size() != 1) {
-    return UsageError(err, "expected exactly one CONFIG.textproto");
+    return UsageError(err, "run", "expected exactly one CONFIG.textproto");
   }
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   absl::StatusOr<int64_t> batches = IntFlag(*parsed, "batches", 0, 1, kMax);
@@ -69,14 +75,17 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   absl::StatusOr<int64_t> checkpoint_every =
       IntFlag(*parsed, "checkpoint-every", 0, 1, kMax);
   for (const auto* value : {&batches, &seconds, &checkpoint_every}) {
-    if (!value->ok()) return UsageError(err, value->status().message());
+    if (!value->ok()) return UsageError(err, "run", value->status().message());
   }
+  absl::StatusOr<MetricsFlags> metrics = ParseMetricsFlags(*parsed);
+  if (!metrics.ok()) return UsageError(err, "run", metrics.status().message());
   absl::StatusOr<DataLoaderConfig> config =
       ReadConfigFile(parsed->positional[0]);
-  if (!config.ok()) return UsageError(err, config.status().message());
+  if (!config.ok()) return UsageError(err, "run", config.status().message());
   if (auto data = parsed->flags.find("data"); data != parsed->flags.end()) {
     SetDataDirectory(data->second, &*config);
   }
+  metrics->ApplyTo(&*config);
   RunLimits limits{.max_batches = static_cast<uint64_t>(*batches),
                    .max_seconds = static_cast<double>(*seconds)};
   if (auto path = parsed->flags.find("checkpoint");
@@ -89,7 +98,14 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   limits.checkpoint_every = static_cast<uint64_t>(*checkpoint_every);
   if (limits.checkpoint_every > 0 && limits.checkpoint_path.empty()) {
-    return UsageError(err, "--checkpoint-every needs --checkpoint FILE");
+    return UsageError(err, "run", "--checkpoint-every needs --checkpoint FILE");
+  }
+  if (auto path = parsed->flags.find("report"); path != parsed->flags.end()) {
+    limits.report_path = path->second;
+    limits.report_title = "sluice run " + parsed->positional[0];
+  }
+  if (auto path = parsed->flags.find("trace"); path != parsed->flags.end()) {
+    limits.trace_path = path->second;
   }
   if (auto json = parsed->flags.find("metrics-json");
       json != parsed->flags.end()) {
@@ -99,9 +115,11 @@ int RunRunCommand(const std::vector<std::string>& args, std::ostream& out,
       RunWithLiveView(*config, limits, out, StdoutIsInteractive());
   if (!report.ok()) {
     if (report.status().code() == absl::StatusCode::kInvalidArgument) {
-      return UsageError(err, report.status().message());
+      return UsageError(err, "run",
+                        NameMetricsFlags(report.status().message()));
     }
-    err << "sluice run: " << report.status().message() << "\n";
+    err << "sluice run: " << NameMetricsFlags(report.status().message())
+        << "\n";
     return 1;
   }
   return 0;

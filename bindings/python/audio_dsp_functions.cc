@@ -4,9 +4,9 @@
 
 #include "bindings/python/audio_functions.h"
 #include "engine/data_loader.h"
+#include "engine/errors.h"
 #include "pybind11/numpy.h"
 #include "pybind11/stl.h"
-#include "sluice/errors.h"
 #include "stages/audio/dsp/crop_or_pad.h"
 #include "stages/audio/dsp/spectrogram.h"
 

@@ -234,7 +234,10 @@ PYBIND11_MODULE(_sluice, m) {
       .def("resume_all", &PyDataLoader::ResumeAll, py::arg("checkpoints"))
       .def("checkpoint", &PyDataLoader::Checkpoint)
       .def("send_control_message", &PyDataLoader::SendControlMessage,
-           py::arg("serialized_request"));
+           py::arg("serialized_request"))
+      .def("write_report", &PyDataLoader::WriteReport, py::arg("path"),
+           py::arg("title"))
+      .def("trace_error", &PyDataLoader::TraceError);
 
   m.def("lc0_pipeline", &Lc0Pipeline, py::arg("directories"), py::arg("mode"),
         py::arg("batch_size"), py::arg("chunk_pool_size"), py::arg("reservoir"),

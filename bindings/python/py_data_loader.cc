@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "bindings/python/batch_conversion.h"
+#include "bindings/report/html_report.h"
 #include "engine/typed_batch.h"
+#include "io/atomic_file.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::python {
@@ -16,6 +18,7 @@ namespace py = pybind11;
 PyDataLoader::PyDataLoader(const std::string& serialized_config)
     : loader_(CreateStage) {
   loader_.AddStages(serialized_config);
+  config_.ParseFromString(serialized_config);
 }
 
 PyDataLoader::~PyDataLoader() { Stop(); }
@@ -124,6 +127,32 @@ std::vector<py::bytes> PyDataLoader::SendControlMessage(
         loader_.SendControlMessage(std::string_view(serialized_request));
   }
   return std::vector<py::bytes>(responses.begin(), responses.end());
+}
+
+void PyDataLoader::WriteReport(const std::string& path,
+                               const std::string& title) {
+  absl::Status status;
+  {
+    py::gil_scoped_release release;
+    status = CheckFileWritable(path);
+    if (status.ok()) {
+      status =
+          report::WriteRunReport({.title = title,
+                                  .config = config_,
+                                  .metrics = loader_.GetMetrics(),
+                                  .history = loader_.pipeline().GetHistory()},
+                                 path);
+    }
+  }
+  if (!status.ok()) {
+    PyErr_SetString(PyExc_OSError,
+                    ("write_report: " + std::string(status.message())).c_str());
+    throw py::error_already_set();
+  }
+}
+
+std::string PyDataLoader::TraceError() {
+  return std::string(loader_.pipeline().trace_status().message());
 }
 
 }  // namespace sluice::python

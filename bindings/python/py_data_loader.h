@@ -72,6 +72,13 @@ class PyDataLoader {
   // A serialized StageControlRequest in, the serialized responses out.
   std::vector<pybind11::bytes> SendControlMessage(
       const std::string& serialized_request);
+  // Writes the HTML run report (bindings/report/html_report.h) of the run
+  // so far to `path`, titled `title`; OSError naming the path when it
+  // cannot be written.
+  void WriteReport(const std::string& path, const std::string& title);
+  // Why the trace (DataLoaderConfig.trace) could not be written when the
+  // loader stopped; "" when it was, or there is none.
+  std::string TraceError();
 
  private:
   enum class State { kConfigured, kRunning, kStopped };
@@ -80,6 +87,7 @@ class PyDataLoader {
   template <typename T>
   std::optional<T> Pull(const std::string& alias);
 
+  DataLoaderConfig config_;
   DataLoader loader_;
   std::mutex control_mu_;  // serializes Start and Stop
   std::atomic<State> state_{State::kConfigured};

@@ -51,9 +51,9 @@ ArrowFileReader::ArrowFileReader(AsyncFileReader& reader,
 
 asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowFileReader>>>
 ArrowFileReader::Open(AsyncFileReader& reader, std::string path,
-                      IpcLimits limits) {
+                      IpcLimits limits, bool direct_io) {
   absl::StatusOr<internal::ReadOnlyFile> file =
-      internal::ReadOnlyFile::Open(std::move(path));
+      internal::ReadOnlyFile::Open(std::move(path), direct_io);
   if (!file.ok()) co_return file.status();
   const std::string& name = file->path();
   const int64_t size = file->size();
@@ -65,11 +65,9 @@ ArrowFileReader::Open(AsyncFileReader& reader, std::string path,
   // one round trip.
   std::array<std::byte, internal::kFileHeaderBytes> head;
   std::array<std::byte, internal::kFileTailBytes> tail;
-  const std::array<AsyncFileReader::ReadRequest, 2> requests = {{
-      {file->fd(), 0, head},
-      {file->fd(), static_cast<uint64_t>(size - internal::kFileTailBytes),
-       tail},
-  }};
+  const std::array<AsyncFileReader::ReadRequest, 2> requests = {
+      file->Request(0, head),
+      file->Request(size - internal::kFileTailBytes, tail)};
   std::vector<absl::StatusOr<size_t>> got =
       co_await reader.ReadBatchAt(requests);
   for (size_t i = 0; i < got.size(); ++i) {

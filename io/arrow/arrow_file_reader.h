@@ -68,11 +68,17 @@ bool IsArrowFileStart(std::span<const std::byte> head);
 
 class ArrowFileReader {
  public:
-  // Opens `path` and reads its footer and schema.
+  // Opens `path` and reads its footer and schema. With `direct_io`, the
+  // file's reads bypass the page cache (O_DIRECT) where its file system
+  // allows it; direct_io_refusal() says why not.
   static asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowFileReader>>> Open(
-      AsyncFileReader& reader, std::string path, IpcLimits limits = {});
+      AsyncFileReader& reader, std::string path, IpcLimits limits = {},
+      bool direct_io = false);
 
   const std::string& path() const { return file_.path(); }
+  const std::string& direct_io_refusal() const {
+    return file_.direct_io_refusal();
+  }
   // The file as it was when opened: a ColumnLayout found on an open of the
   // same version holds for this one.
   const FileVersion& version() const { return file_.version(); }

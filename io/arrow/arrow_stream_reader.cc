@@ -59,9 +59,9 @@ ArrowStreamReader::ArrowStreamReader(AsyncFileReader& reader,
 
 asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowStreamReader>>>
 ArrowStreamReader::Open(AsyncFileReader& reader, std::string path,
-                        IpcLimits limits) {
+                        IpcLimits limits, bool direct_io) {
   absl::StatusOr<internal::ReadOnlyFile> file =
-      internal::ReadOnlyFile::Open(std::move(path));
+      internal::ReadOnlyFile::Open(std::move(path), direct_io);
   if (!file.ok()) co_return file.status();
   std::unique_ptr<ArrowStreamReader> stream(
       new ArrowStreamReader(reader, *std::move(file), limits));

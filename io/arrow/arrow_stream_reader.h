@@ -50,11 +50,16 @@ namespace sluice::io::arrow {
 
 class ArrowStreamReader {
  public:
-  // Opens `path` and reads the schema message.
+  // Opens `path` and reads the schema message; `direct_io` as
+  // ArrowFileReader::Open.
   static asio::awaitable<absl::StatusOr<std::unique_ptr<ArrowStreamReader>>>
-  Open(AsyncFileReader& reader, std::string path, IpcLimits limits = {});
+  Open(AsyncFileReader& reader, std::string path, IpcLimits limits = {},
+       bool direct_io = false);
 
   const std::string& path() const { return file_.path(); }
+  const std::string& direct_io_refusal() const {
+    return file_.direct_io_refusal();
+  }
   const Schema& schema() const { return schema_; }
 
   // The next record batch read into `buffer` (which it owns), or nullopt at

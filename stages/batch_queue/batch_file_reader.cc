@@ -16,17 +16,15 @@
 #include "io/batch_queue_layout.h"
 #include "stages/batch_queue/internal/batch_file.h"
 #include "stages/batch_queue/internal/queue_config_check.h"
+#include "stages/batch_queue/internal/stage_failure.h"
 
 namespace sluice::batch_queue {
 namespace {
 
+using internal::ThrowIfError;
+
 // Unused batch buffers kept for reuse.
 constexpr size_t kPooledBuffers = 8;
-
-// Throws `status` as the stage's failure (the pipeline reports it).
-void ThrowIfError(const absl::Status& status) {
-  if (!status.ok()) throw std::runtime_error(status.ToString());
-}
 
 }  // namespace
 

@@ -45,11 +45,13 @@
 //    capacity (proto/examples/audio_eval.textproto: 64).
 //
 // 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
-//    `index` and `seed` int64 scalars. ROW_BLOCKS: ExampleBlocks instead
-//    (stages/generic/example_block.h), for a batcher right after the
-//    source: maximal runs of consecutive good rows of one record batch
-//    whose binary and list values have equal lengths, each column one
-//    contiguous buffer (a view into the record batch; bool and widened
+//    `index` and `seed` int64 scalars, named by interned FieldNames (no
+//    string per field) and handed to the output up to 64 rows of one
+//    record batch at a time, under one lock (Channel::SendAll). ROW_BLOCKS:
+//    ExampleBlocks instead (stages/generic/example_block.h), for a batcher
+//    right after the source: maximal runs of consecutive good rows of one
+//    record batch whose binary and list values have equal lengths, each column
+//    one contiguous buffer (a view into the record batch; bool and widened
 //    uint16/uint32 values converted, and `index` and `seed`, in a buffer of
 //    the block's own). The same rows, values and skips as EXAMPLES, without
 //    a per-row cost. Blocks of block_rows (see the config) are read up to
@@ -100,24 +102,22 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/stage.h"
-#include "io/arrow/arrow_file_reader.h"
 #include "io/arrow/record_batch.h"
 #include "io/async_file_reader.h"
-#include "proto/loader_checkpoint.pb.h"
 #include "stages/generic/discovered_file.h"
 #include "stages/generic/example.h"
 #include "stages/generic/example_block.h"
-#include "stages/generic/internal/arrow_column_plan.h"
+#include "stages/generic/internal/arrow_dataset.h"
+#include "stages/generic/internal/arrow_source_checkpoint.h"
 
 namespace sluice {
 
@@ -137,60 +137,25 @@ class ArrowSource final : public Stage {
   bool ShardsByRank() const override { return true; }
   void PrepareCheckpoints() override;
   void Acknowledge(uint64_t consumed) override;
+  // Resumed and acknowledged by cursor: {position = file read, ordinal =
+  // row of the file}.
+  ResumeUnit resume_unit() const override { return ResumeUnit::kCursors; }
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
-
-  using ColumnPlan = ArrowColumnPlan;
-  // One file of the dataset, as the survey found it.
-  struct DatasetFile;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
 
  private:
-  // A record batch on its way from the reader to the emitter.
-  // Which rows of a file one read is for, and how its examples are tagged.
-  struct FileRead {
-    uint64_t pass = 0;
-    // The read's place in this run's stream (the examples' cursor).
-    uint64_t position = 0;
-    // Rows of the file before this one are not emitted (a resume's first
-    // file).
-    int64_t from_row = 0;
-    // A resume's restore: only these rows of the file (sorted), tagged
-    // restored; nullptr for a read of the stream.
-    const std::vector<int64_t>* only_rows = nullptr;
-  };
-  struct LoadedBatch {
-    std::shared_ptr<const io::arrow::RecordBatch> batch;
-    const DatasetFile* file = nullptr;
-    int64_t first_row = 0;  // the batch's first row within the file
-    int64_t rows = 0;       // rows to emit (may be cut by file_changed)
-    uint64_t pass_seed = 0;
-    FileRead read;
-    // The batch's rows to emit (batch-relative), when not [0, rows).
-    std::optional<std::vector<int64_t>> only_rows;
-  };
-  // Where the stream of a run starts: pass, file of the pass's order, row.
-  struct StreamPoint {
-    uint64_t pass = 0;
-    uint64_t slot = 0;
-    int64_t row = 0;
-  };
-  // A file read of the stream (for checkpoints).
-  struct LoggedRead {
-    uint64_t position = 0;
-    uint64_t pass = 0;
-    uint64_t slot = 0;
-  };
+  using DatasetFile = ArrowDatasetFile;
+  using FileRead = ArrowFileRead;
+  using LoadedBatch = ArrowLoadedBatch;
+
   ArrowSource(const StageContext& context, const ArrowSourceConfig& config,
               Channel<DiscoveredFile>* input);
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
-  // The rows [begin, end) of `loaded` (batch-relative) that belong to this
-  // rank: [0, rows) when world_size is 1, possibly empty otherwise.
-  std::pair<int64_t, int64_t> RankRows(const LoadedBatch& loaded) const;
   asio::awaitable<void> EmitBlocks();
   asio::awaitable<std::vector<std::string>> Discover();
   // Numbers every file's rows; for file-format files read in row blocks,
@@ -201,33 +166,20 @@ class ArrowSource final : public Stage {
   bool ReadsRowBlocks() const;
   // Reads one file for one pass; false once the stage is stopping.
   asio::awaitable<bool> ReadFile(const DatasetFile* file, FileRead read);
-  // Reads the file's rows from read.from_row in blocks that end on
-  // multiples of block_rows of the output stream (block_phase_), through
-  // `layout`; false once the stage is stopping.
-  asio::awaitable<bool> ReadRowBlocks(
-      const io::arrow::ArrowFileReader& reader,
-      const io::arrow::ArrowFileReader::ColumnLayout& layout,
-      const DatasetFile* file, const FileRead& read);
   // Hands a batch to the emitter, counting `record_batches` of the file's
   // as read; its buffer goes back to the pool at `home` (the CPU that read
   // it). False once the stage is stopping.
   asio::awaitable<bool> Deliver(io::arrow::RecordBatch batch, unsigned home,
                                 const DatasetFile* file, int64_t first_row,
-                                const FileRead& read, int record_batches = 1);
-  // A resume: the checkpoint's data set in place of the survey's.
-  void AdoptSavedDataSet();
+                                const FileRead& read, int record_batches);
   // A resume: reads the rows the checkpoint names; false once stopping.
   asio::awaitable<bool> ReadRestoredRows();
-  // The example of batch row `r` of `loaded` (`chains`: each column's
-  // arrays down to its value), or nullopt when the row is skipped
-  // (counted).
-  std::optional<Example> MakeExample(
-      const LoadedBatch& loaded,
-      const std::vector<std::vector<const io::arrow::ArrayView*>>& chains,
-      int64_t r);
   void SkipFile(std::string_view reason, const std::string& message);
+  // Counts and logs (rate-limited) a file opened buffered although
+  // direct_io was asked for; `refusal` says why (empty: nothing to note).
+  void NoteDirectIoRefusal(const std::string& path, const std::string& refusal);
   void SkipRow(std::string_view reason, const DatasetFile& file,
-               const std::string& field, int64_t row);
+               const std::string& column, int64_t row);
 
   const ArrowSourceConfig config_;
   const uint32_t rank_;
@@ -244,7 +196,7 @@ class ArrowSource final : public Stage {
   std::shared_ptr<ArrowBufferPool> pool_;
   io::AsyncFileReader* reader_ = nullptr;
   // Sorted by path; written by the survey before any batch is read.
-  std::vector<std::unique_ptr<DatasetFile>> dataset_;
+  ArrowDataset dataset_;
   // Batches delivered so far (the Read coroutine only).
   uint64_t delivered_ = 0;
   // block_rows as configured, or else the consumer's preferred group
@@ -256,15 +208,8 @@ class ArrowSource final : public Stage {
   // Row blocks read at once: one per worker thread, within `readahead` and
   // a bound (Start).
   size_t block_reads_at_once_ = 1;
-  // Checkpoints: a resume's state (set before Start), and the stream's
-  // file reads not yet acknowledged (under checkpoint_mu_).
-  std::optional<ArrowSourceCheckpoint> resume_from_;
-  StreamPoint start_;
-  bool log_reads_ = false;  // set before Start()
-  std::mutex checkpoint_mu_;
-  bool surveyed_ = false;
-  std::deque<LoggedRead> read_log_;
-  uint64_t next_position_ = 0;
+  // Checkpoints: a resume's start, and the stream's file reads.
+  ArrowCheckpointState checkpoint_;
 
   std::atomic<uint64_t> files_{0};
   std::atomic<uint64_t> record_batches_{0};
@@ -273,6 +218,7 @@ class ArrowSource final : public Stage {
   std::atomic<uint64_t> passes_{0};
   std::atomic<uint64_t> dataset_files_{0};
   std::atomic<uint64_t> dataset_rows_{0};
+  std::atomic<uint64_t> direct_io_refused_{0};
 };
 
 }  // namespace sluice

@@ -45,6 +45,13 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+std::vector<FieldName> FieldNamesOf(const std::vector<BatchTensorSpec>& specs) {
+  std::vector<FieldName> names;
+  names.reserve(specs.size());
+  for (const BatchTensorSpec& spec : specs) names.emplace_back(spec.name);
+  return names;
+}
+
 std::string DTypeNames() {
   std::string names;
   for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16,
@@ -159,6 +166,7 @@ Batcher::Batcher(const StageContext& context, const BatcherConfig& config,
       last_batch_(config.last_batch()),
       views_first_(config.block_order() == BatcherConfig::VIEWS_FIRST),
       specs_(std::move(specs)),
+      field_names_(FieldNamesOf(specs_)),
       input_(input),
       block_input_(block_input),
       output_(AddOutput<TypedBatch>(
@@ -197,11 +205,12 @@ asio::awaitable<void> Batcher::Run() {
   std::optional<TypedBatch> open;
   size_t filled = 0;
   size_t since_yield = 0;
-  uint64_t taken = 0;  // examples taken in (for checkpoints)
+  BatchEnd taken;  // in the input so far (for checkpoints)
   while (co_await input_->ReceiveSome(examples, kExamplesPerReceive,
                                       load_meter())) {
     for (const Example& example : examples) {
-      ++taken;
+      ++taken.taken;
+      taken.last = CheckpointCursor(example);
       if (!Match(example)) continue;
       if (!open) open = NewBatch();
       CopyInto(*open, filled);
@@ -229,17 +238,26 @@ asio::awaitable<void> Batcher::Run() {
   co_await Emit(std::move(*last));
 }
 
-void Batcher::LogBatchEnd(uint64_t taken) {
+void Batcher::LogBatchEnd(const BatchEnd& end) {
   if (!log_batches_) return;
   std::lock_guard lock(log_mu_);
-  batch_ends_.push_back(taken);
+  batch_ends_.push_back(end);
+}
+
+ResumeRequest Batcher::RequestAfter(const BatchEnd& end) const {
+  if (upstream() != nullptr &&
+      upstream()->resume_unit() == ResumeUnit::kCursors) {
+    return ResumeRequest{.from = end.last.position,
+                         .skip = end.last.ordinal + 1};
+  }
+  return ResumeRequest{.from = end.taken};
 }
 
 void Batcher::PrepareCheckpoints() { log_batches_ = input_ != nullptr; }
 
 void Batcher::Acknowledge(uint64_t consumed) {
   if (consumed == 0 || !log_batches_) return;
-  uint64_t examples;
+  ResumeRequest done;
   {
     std::lock_guard lock(log_mu_);
     // Batch consumed - 1's end is kept: SaveCheckpoint(consumed) needs it.
@@ -248,9 +266,10 @@ void Batcher::Acknowledge(uint64_t consumed) {
       ++batch_log_base_;
     }
     if (batch_log_base_ + 1 != consumed || batch_ends_.empty()) return;
-    examples = batch_ends_.front();
+    done = RequestAfter(batch_ends_.front());
   }
-  if (upstream() != nullptr) upstream()->Acknowledge(examples);
+  // A cursor's group is still needed (its items from `skip` on).
+  if (upstream() != nullptr) upstream()->Acknowledge(done.from);
 }
 
 absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
@@ -268,7 +287,7 @@ absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
     return absl::InternalError(absl::StrCat("stage '", name(), "': batch ",
                                             last, " is no longer logged"));
   }
-  return ResumeRequest{.from = batch_ends_[last - batch_log_base_]};
+  return RequestAfter(batch_ends_[last - batch_log_base_]);
 }
 
 absl::Status Batcher::RestoreCheckpoint(const std::string& state) {
@@ -383,11 +402,12 @@ bool Batcher::Match(const Example& example) {
     const BatchTensorSpec& spec = specs_[i];
     const ExampleField* field = nullptr;
     size_t& hint = position_hints_[i];
-    if (hint < fields.size() && fields[hint].first == spec.name) {
+    const FieldName name = field_names_[i];
+    if (hint < fields.size() && fields[hint].first == name) {
       field = &fields[hint].second;
     } else {
       for (size_t f = 0; f < fields.size(); ++f) {
-        if (fields[f].first == spec.name) {
+        if (fields[f].first == name) {
           field = &fields[f].second;
           hint = f;
           break;

@@ -55,9 +55,12 @@
 //   Stop() ends it at its next channel wait.
 // - Checkpoints (deterministic mode, Example input): positions downstream
 //   are batches emitted in this run; it keeps, per batch not yet
-//   acknowledged, how many examples it had taken in up to its last, and
-//   asks its input to resume from there (a partial batch being filled is
-//   built again). Block input cannot be checkpointed.
+//   acknowledged, how many examples it had taken in up to its last and the
+//   last one's StreamCursor, and asks its input to resume right after it,
+//   in the unit of the input (a count, or the cursor's group with the
+//   items of it taken: arrow_source directly or through map stages). A
+//   partial batch being filled is built again. Block input cannot be
+//   checkpointed.
 // - Metrics: batches and examples emitted, padded and dropped examples,
 //   batch buffer bytes.
 #ifndef SLUICE_STAGES_GENERIC_BATCHER_H_
@@ -142,9 +145,16 @@ class Batcher final : public Stage {
   // Applies last_batch to a partial batch of `filled` slots; nullopt when
   // nothing is to be emitted.
   std::optional<TypedBatch> FinishPartial(TypedBatch batch, size_t filled);
-  // Checkpoints: notes that the batch about to be emitted ends after
-  // `taken` examples of this run's input.
-  void LogBatchEnd(uint64_t taken);
+  // Checkpoints: where a batch ends in this run's input: after `taken`
+  // examples, the last of them at `last`.
+  struct BatchEnd {
+    uint64_t taken = 0;
+    StreamCursor last;
+  };
+  // Checkpoints: notes that the batch about to be emitted ends at `end`.
+  void LogBatchEnd(const BatchEnd& end);
+  // Checkpoints: what the input must resume from after `end`.
+  ResumeRequest RequestAfter(const BatchEnd& end) const;
 
   const size_t batch_size_;
   const BatcherConfig::LastBatch last_batch_;
@@ -152,6 +162,8 @@ class Batcher final : public Stage {
   // view even while a copied batch is open.
   const bool views_first_;
   const std::vector<BatchTensorSpec> specs_;
+  // The specs' field names, interned: examples' fields match by address.
+  const std::vector<FieldName> field_names_;
   Channel<Example>* const input_;
   Channel<ExampleBlock>* const block_input_;
   Channel<TypedBatch>* const output_;
@@ -164,11 +176,11 @@ class Batcher final : public Stage {
   std::vector<size_t> position_hints_;
   // Per schema field, the matched column of the current block.
   std::vector<const BlockColumn*> block_sources_;
-  // Checkpoints: examples taken in up to the end of batch batch_log_base_
-  // + i (of this run), for the batches not yet acknowledged.
+  // Checkpoints: the end of batch batch_log_base_ + i (of this run) in the
+  // input, for the batches not yet acknowledged.
   bool log_batches_ = false;  // set before Start()
   std::mutex log_mu_;
-  std::deque<uint64_t> batch_ends_;
+  std::deque<BatchEnd> batch_ends_;
   uint64_t batch_log_base_ = 0;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> examples_{0};

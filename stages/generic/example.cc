@@ -1,10 +1,33 @@
 #include "stages/generic/example.h"
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_set>
 
 namespace sluice {
 
-ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
+FieldName::FieldName(std::string_view name) {
+  // Never freed: FieldNames outlive every example and stage.
+  static std::mutex* const mu = new std::mutex;
+  static std::unordered_set<std::string>* const names =
+      new std::unordered_set<std::string>;
+  std::lock_guard lock(*mu);
+  const std::string key(name);
+  auto it = names->find(key);
+  if (it == names->end()) it = names->insert(key).first;
+  name_ = &*it;
+}
+
+ExampleShape::ExampleShape(std::span<const int64_t> dimensions)
+    : size_(dimensions.size()) {
+  if (size_ <= kInline) {
+    std::copy(dimensions.begin(), dimensions.end(), inline_.begin());
+  } else {
+    spilled_.assign(dimensions.begin(), dimensions.end());
+  }
+}
+
+ExampleField ExampleField::OwnedBytes(DType dtype, ExampleShape shape,
                                       std::span<const std::byte> bytes) {
   ExampleField field;
   field.dtype_ = dtype;
@@ -18,7 +41,7 @@ ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
   return field;
 }
 
-ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
+ExampleField ExampleField::OwnedBytes(DType dtype, ExampleShape shape,
                                       std::vector<std::byte>&& bytes) {
   if (bytes.size() <= sizeof(inline_)) {
     return OwnedBytes(dtype, std::move(shape),
@@ -32,7 +55,7 @@ ExampleField ExampleField::OwnedBytes(DType dtype, std::vector<int64_t> shape,
   return field;
 }
 
-ExampleField ExampleField::View(DType dtype, std::vector<int64_t> shape,
+ExampleField ExampleField::View(DType dtype, ExampleShape shape,
                                 std::span<const std::byte> bytes,
                                 std::shared_ptr<const void> keep_alive) {
   ExampleField field;
@@ -56,17 +79,24 @@ std::span<const std::byte> ExampleField::bytes() const {
   return {inline_.data(), size_};
 }
 
-void Example::Set(std::string_view name, ExampleField field) {
+void Example::Set(FieldName name, ExampleField field) {
   for (auto& [existing, value] : fields_) {
     if (existing == name) {
       value = std::move(field);
       return;
     }
   }
-  fields_.emplace_back(std::string(name), std::move(field));
+  fields_.emplace_back(name, std::move(field));
 }
 
 const ExampleField* Example::Find(std::string_view name) const {
+  for (const auto& [existing, value] : fields_) {
+    if (existing == name) return &value;
+  }
+  return nullptr;
+}
+
+const ExampleField* Example::Find(FieldName name) const {
   for (const auto& [existing, value] : fields_) {
     if (existing == name) return &value;
   }

@@ -199,50 +199,29 @@ class ReservoirShuffler {
         if (!received) break;
       }
       received_.fetch_add(incoming.size(), std::memory_order_relaxed);
-      // Not deterministic: what the group emits goes to `outgoing` in the
-      // order decided (and journaled), within the output's room read now
-      // (it only grows meanwhile: this is the output's only sender), and is
-      // sent at the end of the group; an evicted item is emitted even
-      // without room.
+      // What the group emits goes to `outgoing` in the order decided (and
+      // journaled) and is sent at the end of the group. Each item is taken
+      // in and its residents decided under one lock, so a checkpoint never
+      // sees an item taken in without what it emits. Not deterministic:
+      // within the output's room read now (it only grows meanwhile: this is
+      // the output's only sender); an evicted item is emitted even without
+      // room.
       size_t room = deterministic_ ? 0 : output->Room();
       for (T& item : incoming) {
-        std::optional<T> evicted;
-        uint64_t allowed = 0;
-        {
-          const std::unique_lock lock = Lock();
-          if (Skip(item)) continue;
-          evicted = Admit(std::move(item));
-          if (evicted) Journal(*evicted);
-          if (deterministic_) {
-            allowed = ScheduledResidents();
-          } else {
-            if (evicted) {
-              outgoing.push_back(*std::move(evicted));
-              evicted.reset();
-              if (room > 0) --room;
-            }
-            room -= TakeWhileRoom(room, outgoing);
-          }
-        }
-        if (evicted) {
-          if (!co_await output->Send(std::move(*evicted), meter)) co_return;
-          emitted_.fetch_add(1, std::memory_order_relaxed);
+        const std::unique_lock lock = Lock();
+        if (Skip(item)) continue;
+        if (std::optional<T> evicted = Admit(std::move(item))) {
+          Journal(*evicted);
+          outgoing.push_back(*std::move(evicted));
+          if (room > 0) --room;
         }
         if (deterministic_) {
-          while (true) {
-            std::optional<T> resident;
-            {
-              const std::unique_lock lock = Lock();
-              if (reservoir_.size() <= allowed) break;
-              resident = TakeRandom();
-              Journal(*resident);
-            }
-            if (!output->TrySend(*resident) &&
-                !co_await output->Send(std::move(*resident), meter)) {
-              co_return;
-            }
-            emitted_.fetch_add(1, std::memory_order_relaxed);
-          }
+          const uint64_t allowed = ScheduledResidents();
+          TakeWhileRoom(
+              reservoir_.size() > allowed ? reservoir_.size() - allowed : 0,
+              outgoing);
+        } else {
+          room -= TakeWhileRoom(room, outgoing);
         }
       }
       if (!co_await output->SendAll(std::span<T>(outgoing), meter)) co_return;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/stable_hash.h"
+#include "io/direct_file.h"
 #include "io/tar_index.h"
 
 namespace sluice::lc0 {
@@ -24,11 +25,22 @@ struct ChunkSource::File {
   ~File() {
     if (fd >= 0) ::close(fd);
   }
+  // `fd` (a tar's), or a loose chunk's file opened for one read, with the
+  // alignment its reads need when it was opened with O_DIRECT.
+  io::AsyncFileReader::ReadRequest Request(int file_fd, uint64_t offset,
+                                           std::span<std::byte> buffer) const {
+    return {.fd = file_fd,
+            .offset = offset,
+            .buffer = buffer,
+            .direct_alignment = direct_alignment};
+  }
   std::string path;
   std::string name;
   Kind kind = Kind::kGzip;
   uint64_t size = 0;
-  int fd = -1;  // tar only
+  int fd = -1;                    // tar only
+  uint32_t direct_alignment = 0;  // non-zero: O_DIRECT in use
+  std::string direct_io_refusal;  // why asked for and not in use
 };
 
 namespace {
@@ -43,24 +55,25 @@ bool HasGzipMagic(std::string_view data) {
          static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
-// Opens `path` read-only and checks it is a regular file; returns the fd
-// and fills `size`.
-absl::StatusOr<int> OpenRegular(const std::string& path, uint64_t* size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
+// Opens `path` read-only (with O_DIRECT if `direct` and the file system
+// takes it) and checks it is a regular file; fills `size`.
+absl::StatusOr<io::ReadableFile> OpenRegular(const std::string& path,
+                                             bool direct, uint64_t* size) {
+  absl::StatusOr<io::ReadableFile> file = io::OpenForReading(path, direct);
+  if (!file.ok()) return file.status();
   struct stat info;
-  if (::fstat(fd, &info) != 0) {
+  if (::fstat(file->fd, &info) != 0) {
     const int error = errno;
-    ::close(fd);
+    ::close(file->fd);
     return ErrnoStatus(error, "cannot stat", path);
   }
   if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
+    ::close(file->fd);
     return absl::FailedPreconditionError(
         absl::StrCat("not a regular file: ", path));
   }
   *size = static_cast<uint64_t>(info.st_size);
-  return fd;
+  return file;
 }
 
 }  // namespace
@@ -78,7 +91,7 @@ std::optional<ChunkSource::Kind> ChunkSource::KindOf(std::string_view path) {
 }
 
 absl::StatusOr<std::shared_ptr<ChunkSource>> ChunkSource::Open(
-    const std::string& path) {
+    const std::string& path, bool direct_io) {
   const std::optional<Kind> kind = KindOf(path);
   if (!kind) {
     return absl::InvalidArgumentError(
@@ -89,12 +102,15 @@ absl::StatusOr<std::shared_ptr<ChunkSource>> ChunkSource::Open(
   const size_t slash = path.rfind('/');
   file->name = slash == std::string::npos ? path : path.substr(slash + 1);
   file->kind = *kind;
-  absl::StatusOr<int> fd = OpenRegular(path, &file->size);
-  if (!fd.ok()) return fd.status();
+  absl::StatusOr<io::ReadableFile> opened =
+      OpenRegular(path, direct_io, &file->size);
+  if (!opened.ok()) return opened.status();
+  file->direct_alignment = opened->direct_alignment;
+  file->direct_io_refusal = opened->refusal;
   if (*kind == Kind::kTar) {
-    file->fd = *fd;
+    file->fd = opened->fd;
   } else {
-    ::close(*fd);
+    ::close(opened->fd);
   }
   return std::shared_ptr<ChunkSource>(new ChunkSource(std::move(file), {}));
 }
@@ -129,6 +145,9 @@ std::shared_ptr<ChunkSource> ChunkSource::IndexedView(
 }
 
 const std::string& ChunkSource::name() const { return file_->name; }
+const std::string& ChunkSource::direct_io_refusal() const {
+  return file_->direct_io_refusal;
+}
 const std::string& ChunkSource::path() const { return file_->path; }
 ChunkSource::Kind ChunkSource::kind() const { return file_->kind; }
 uint64_t ChunkSource::file_size() const { return file_->size; }
@@ -148,9 +167,9 @@ asio::awaitable<absl::Status> ChunkSource::Index(io::AsyncFileReader& reader) {
   std::string buffer;
   while (std::optional<io::TarReadRequest> read = indexer.NextRead()) {
     buffer.resize(read->length);
-    absl::StatusOr<size_t> got = co_await reader.ReadFullyAt(
+    absl::StatusOr<size_t> got = co_await reader.ReadFullyAt(file_->Request(
         file_->fd, read->offset,
-        std::as_writable_bytes(std::span(buffer.data(), buffer.size())));
+        std::as_writable_bytes(std::span(buffer.data(), buffer.size()))));
     if (!got.ok()) {
       locations_.clear();
       co_return got.status();
@@ -207,7 +226,9 @@ asio::awaitable<std::vector<absl::StatusOr<Chunk>>> ChunkSource::ReadChunks(
     }
     int fd = file.fd;
     if (file.kind == Kind::kGzip) {
-      fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+      fd =
+          ::open(file.path.c_str(),
+                 O_RDONLY | O_CLOEXEC | (file.direct_alignment ? O_DIRECT : 0));
       if (fd < 0) {
         results[r] = ErrnoStatus(errno, "cannot open", file.path);
         continue;
@@ -217,9 +238,10 @@ asio::awaitable<std::vector<absl::StatusOr<Chunk>>> ChunkSource::ReadChunks(
     read.ref = r;
     read.fd = fd;
     read.chunk.data = ChunkBytes::ForOverwrite(where.size);
-    requests.push_back({fd, where.offset,
-                        std::as_writable_bytes(std::span(
-                            read.chunk.data.data(), read.chunk.data.size()))});
+    requests.push_back(
+        file.Request(fd, where.offset,
+                     std::as_writable_bytes(std::span(
+                         read.chunk.data.data(), read.chunk.data.size()))));
   }
   std::vector<absl::StatusOr<size_t>> got;
   if (!requests.empty()) got = co_await reader.ReadBatchAt(requests);
@@ -231,7 +253,8 @@ asio::awaitable<std::vector<absl::StatusOr<Chunk>>> ChunkSource::ReadChunks(
     // A short read (rare) goes on from where it stopped.
     if (got[k].ok() && *got[k] > 0 && *got[k] < where.size) {
       absl::StatusOr<size_t> rest = co_await reader.ReadFullyAt(
-          read.fd, where.offset + *got[k], requests[k].buffer.subspan(*got[k]));
+          file.Request(read.fd, where.offset + *got[k],
+                       requests[k].buffer.subspan(*got[k])));
       got[k] =
           rest.ok() ? absl::StatusOr<size_t>(*got[k] + *rest) : rest.status();
     }
@@ -297,6 +320,17 @@ std::string_view ReadSkipReason(const absl::Status& error) {
 
 bool IsReadFailure(const absl::Status& error) {
   return !absl::IsInvalidArgument(error) && !absl::IsResourceExhausted(error);
+}
+
+std::string_view GunzipSkipReason(const absl::Status& error) {
+  switch (error.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return "not_gzip";
+    case absl::StatusCode::kResourceExhausted:
+      return "decompressed_too_large";
+    default:
+      return "corrupt_gzip";
+  }
 }
 
 }  // namespace sluice::lc0

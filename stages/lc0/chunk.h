@@ -64,8 +64,10 @@ struct Chunk {
   // Frame::ordinal) were taken in before: only the frames after them are
   // wanted.
   uint32_t skip_frames = 0;
-  // The compressed chunk (starts with the gzip magic bytes).
+  // The compressed chunk (starts with the gzip magic bytes), or, when
+  // `decompressed`, its records as they are (a rescorer's output).
   ChunkBytes data;
+  bool decompressed = false;
 
   // ChunkId(source_name, index_in_source).
   uint64_t id() const;
@@ -102,8 +104,10 @@ class ChunkSource {
   // exhaust descriptors. Does no reads. Errors: NotFound (gone),
   // PermissionDenied, FailedPrecondition (not a regular file), InvalidArgument
   // (unknown kind), other I/O errors. A zero-length file opens fine.
+  // With `direct_io`, the file's reads bypass the page cache (O_DIRECT)
+  // where its file system allows it; direct_io_refusal() says why not.
   static absl::StatusOr<std::shared_ptr<ChunkSource>> Open(
-      const std::string& path);
+      const std::string& path, bool direct_io = false);
 
   ~ChunkSource();
   ChunkSource(const ChunkSource&) = delete;
@@ -120,6 +124,8 @@ class ChunkSource {
   // The file name: the sort key.
   const std::string& name() const;
   const std::string& path() const;
+  // Why direct_io was asked for and the file is read buffered; else empty.
+  const std::string& direct_io_refusal() const;
   Kind kind() const;
   uint64_t file_size() const;
 
@@ -183,6 +189,9 @@ std::string_view IndexSkipReason(const absl::Status& error);
 // The skip reason for a ReadChunk() error: file_missing, permission_denied,
 // not_gzip, chunk_too_large, file_truncated or read_error.
 std::string_view ReadSkipReason(const absl::Status& error);
+// The skip reason for an io::Gunzip() error of a chunk: not_gzip,
+// decompressed_too_large or corrupt_gzip.
+std::string_view GunzipSkipReason(const absl::Status& error);
 // Whether a ReadChunk() error is a failed read (the file vanished, shrank,
 // or the read failed) rather than bytes read whole that are not a chunk
 // (not gzip, over the size limit).

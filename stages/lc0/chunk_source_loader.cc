@@ -34,6 +34,7 @@ absl::StatusOr<std::unique_ptr<Stage>> ChunkSourceLoader::Create(
 ChunkSourceLoader::ChunkSourceLoader(const StageContext& context,
                                      Channel<DiscoveredFile>* input)
     : Stage(context),
+      direct_io_(context.config().chunk_source_loader().direct_io()),
       input_(input),
       output_(AddOutput<ChunkSourceItem>("output", 1024)) {}
 
@@ -52,7 +53,7 @@ asio::awaitable<void> ChunkSourceLoader::Run() {
         continue;
       }
       absl::StatusOr<std::shared_ptr<ChunkSource>> source =
-          ChunkSource::Open(file->path);
+          ChunkSource::Open(file->path, direct_io_);
       if (!source.ok()) {
         CountSkip(OpenSkipReason(source.status()));
         if (limiter.Allow()) {
@@ -63,6 +64,14 @@ asio::awaitable<void> ChunkSourceLoader::Run() {
       if ((*source)->file_size() == 0) {
         CountSkip("zero_length");
         continue;
+      }
+      if (!(*source)->direct_io_refusal().empty()) {
+        direct_io_refused_.fetch_add(1);
+        if (limiter.Allow()) {
+          LogWarning("stage ", name(), ": O_DIRECT refused for ", file->path,
+                     " (", (*source)->direct_io_refusal(),
+                     "); reading it through the page cache");
+        }
       }
       ((*source)->kind() == ChunkSource::Kind::kTar ? tar_sources_
                                                     : gzip_sources_)
@@ -79,6 +88,7 @@ void ChunkSourceLoader::AddMetrics(StageMetricProto& metrics) {
   out.set_tar_sources(tar_sources_.exchange(0));
   out.set_gzip_sources(gzip_sources_.exchange(0));
   out.set_source_bytes(source_bytes_.exchange(0));
+  out.set_direct_io_refused(direct_io_refused_.exchange(0));
 }
 
 }  // namespace sluice::lc0

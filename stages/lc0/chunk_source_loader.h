@@ -12,6 +12,11 @@
 // between discovery and loading), permission_denied, not_regular_file,
 // open_error. Damage inside a tar, and chunks that are not gzip, are found
 // and counted where the bytes are read: by the pool (see chunk.h).
+//
+// With `direct_io` (ChunkSourceLoaderConfig), the sources are opened so
+// that their reads bypass the page cache (O_DIRECT); a source whose file
+// system refuses it is read buffered, counted (`direct_io_refused`) and
+// logged at a limited rate.
 #ifndef SLUICE_STAGES_LC0_CHUNK_SOURCE_LOADER_H_
 #define SLUICE_STAGES_LC0_CHUNK_SOURCE_LOADER_H_
 
@@ -41,11 +46,13 @@ class ChunkSourceLoader final : public Stage {
                     Channel<DiscoveredFile>* input);
   asio::awaitable<void> Run();
 
+  const bool direct_io_;
   Channel<DiscoveredFile>* const input_;
   Channel<ChunkSourceItem>* const output_;
   std::atomic<uint64_t> tar_sources_{0};
   std::atomic<uint64_t> gzip_sources_{0};
   std::atomic<uint64_t> source_bytes_{0};
+  std::atomic<uint64_t> direct_io_refused_{0};
 };
 
 }  // namespace sluice::lc0

@@ -18,18 +18,6 @@
 namespace sluice::lc0 {
 namespace {
 
-// The skip reason of a Gunzip error (io/gzip.h).
-std::string_view GunzipSkipReason(const absl::Status& error) {
-  switch (error.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      return "not_gzip";
-    case absl::StatusCode::kResourceExhausted:
-      return "decompressed_too_large";
-    default:
-      return "corrupt_gzip";
-  }
-}
-
 uint64_t StreamSeed(uint64_t seed, std::string_view stream) {
   return HashCombine(seed, Fnv1a64(stream));
 }
@@ -118,19 +106,24 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     return;
   }
   chunks_received_.fetch_add(1, std::memory_order_relaxed);
-  if (absl::Status status =
-          io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
-      !status.ok()) {
-    CountSkip(GunzipSkipReason(status));
-    static RateLimiter limiter(absl::Seconds(5));
-    if (limiter.Allow()) {
-      LogWarning("stage ", name(), ": skipping chunk ", chunk.index_in_source,
-                 " of ", chunk.source_name, ": ", status.ToString());
+  if (!chunk.decompressed) {
+    if (absl::Status status =
+            io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), raw);
+        !status.ok()) {
+      CountSkip(GunzipSkipReason(status));
+      static RateLimiter limiter(absl::Seconds(5));
+      if (limiter.Allow()) {
+        LogWarning("stage ", name(), ": skipping chunk ", chunk.index_in_source,
+                   " of ", chunk.source_name, ": ", status.ToString());
+      }
+      return;
     }
-    return;
   }
-  decompressed_bytes_.fetch_add(raw->size(), std::memory_order_relaxed);
-  const ChunkCheck check = CheckChunk(*raw);
+  const std::string_view records = chunk.decompressed
+                                       ? std::string_view(chunk.data)
+                                       : std::string_view(*raw);
+  decompressed_bytes_.fetch_add(records.size(), std::memory_order_relaxed);
+  const ChunkCheck check = CheckChunk(records);
   if (check.reject) {
     CountSkip(RejectReasonName(*check.reject));
     return;
@@ -156,7 +149,6 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     std::iota(candidates.begin(), candidates.end(), 0u);
   }
   uint64_t sampled_out = restoring ? 0 : record_count - candidates.size();
-  const std::string_view records(*raw);
   uint32_t yielded = 0;  // frames of this chunk so far: the next ordinal
   for (const uint32_t i : candidates) {
     if (!restoring && !KeepWithProbability(config_.position_sampling_rate(),
@@ -180,7 +172,12 @@ void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,
     const uint32_t ordinal = yielded++;
     if (ordinal < chunk.skip_frames) continue;  // taken in before a resume
     frames->push_back(Frame{
-        .record = PackedRecord::Pack(record, entries),
+        .record = PackedRecord::Pack(
+            record, entries,
+            check.version == RecordVersion::kV7
+                ? reinterpret_cast<const V7Tail*>(
+                      records.data() + i * check.record_size + kV7TailOffset)
+                : nullptr),
         .game_id = game_id,
         .chunk_number = chunk.number,
         .record_index = i,

@@ -8,16 +8,18 @@
 //   }
 //
 // Per chunk, as one slice of CPU work (then it yields to the executor):
-// 1. gunzip (io/gzip.h) within `max_decompressed_bytes`; failures skip the
-//    chunk as `not_gzip`, `corrupt_gzip` or `decompressed_too_large`;
+// 1. gunzip (io/gzip.h) within `max_decompressed_bytes`, unless a rescorer
+//    already did (Chunk::decompressed); failures skip the chunk as
+//    `not_gzip`, `corrupt_gzip` or `decompressed_too_large`;
 // 2. the chunk-level checks of record_validator.h (the first record gives
 //    the version): `empty_chunk`, `unknown_version`, `size_not_multiple`
 //    skip the chunk;
 // 3. sampling: `position_count` positions chosen uniformly (0: all), each
 //    kept with probability `position_sampling_rate`;
-// 4. each kept record is up-converted to V6 (a V6 record is read where it
-//    lies in the gunzipped chunk) and checked (CheckRecord for
-//    `input_format`): a bad record is dropped and counted by its reason;
+// 4. each kept record is up-converted to V6 (a V6 or V7 record is read
+//    where it lies in the gunzipped chunk; a V7 record's extra fields go
+//    into its frame) and checked (CheckRecord for `input_format`): a bad
+//    record is dropped and counted by its reason;
 // 5. diff focus (FORMAT.md) on the valid ones; survivors go out in chunk
 //    order, tagged with the chunk's identity.
 // Every decision of 3 and 5 is a function of (pipeline seed, chunk id,

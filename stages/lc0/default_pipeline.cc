@@ -65,7 +65,26 @@ absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options) {
       }
     }
   }
+  if (options.rescore) InsertRescorer(*options.rescore, config);
   return config;
+}
+
+void InsertRescorer(const ChunkRescorerConfig& rescore,
+                    DataLoaderConfig& config) {
+  auto& stages = *config.mutable_stage();
+  for (int i = 0; i < stages.size(); ++i) {
+    if (!stages[i].has_chunk_unpacker()) continue;
+    StageConfig rescorer;
+    rescorer.set_name("rescorer");
+    *rescorer.mutable_input() = stages[i].input();
+    *rescorer.mutable_chunk_rescorer() = rescore;
+    stages[i].clear_input();
+    stages[i].add_input("rescorer");
+    stages.Add(std::move(rescorer));
+    // Move it from the end to just before the unpacker.
+    for (int j = stages.size() - 1; j > i; --j) stages.SwapElements(j, j - 1);
+    return;
+  }
 }
 
 }  // namespace sluice::lc0

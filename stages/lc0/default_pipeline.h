@@ -41,6 +41,12 @@ struct PipelineOptions {
   std::optional<uint32_t> world_size;
   // The same batches at any thread count (DataLoaderConfig.deterministic).
   std::optional<bool> deterministic;
+  // Rescore every game between the pool and the unpacker (a stage named
+  // "rescorer", stages/lc0/chunk_rescorer.h), e.g.
+  //   ChunkRescorerConfig rescore;
+  //   rescore.add_syzygy_paths("/syzygy");
+  //   rescore.mutable_deblunder()->set_threshold(0.1);
+  std::optional<ChunkRescorerConfig> rescore;
 };
 
 // The text-format config the mode starts from (DATA_DIR placeholder
@@ -51,6 +57,11 @@ std::string_view DefaultPipelineText(PipelineMode mode);
 // bad option (no directory, zero batch size, ...); the factory checks the
 // rest when the pipeline is built.
 absl::StatusOr<DataLoaderConfig> MakePipeline(const PipelineOptions& options);
+
+// Puts a "rescorer" stage configured by `rescore` in front of `config`'s
+// chunk unpacker (taking the unpacker's input).
+void InsertRescorer(const ChunkRescorerConfig& rescore,
+                    DataLoaderConfig& config);
 
 }  // namespace sluice::lc0
 

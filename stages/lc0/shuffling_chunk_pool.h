@@ -168,7 +168,7 @@ class ShufflingChunkPool final : public Stage {
   void PlanResumeReads(
       const ChunkPoolCheckpoint& saved,
       const std::map<uint64_t, std::shared_ptr<const ChunkSource>>& usable);
-  // IndexRestored when resuming, else IndexInitial.
+  // IndexElastic or IndexRestored when resuming, else IndexInitial.
   asio::awaitable<bool> StartUp(
       std::vector<std::shared_ptr<ChunkSource>> sources);
   asio::awaitable<void> Indexer();

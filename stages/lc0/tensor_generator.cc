@@ -72,7 +72,7 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       // Enough free buffers for the batches a consumer and the output
       // channel hold at once, so steady state allocates nothing.
       buffers_(BatchBufferPool::Create(
-          TensorBatch::AllocationBytes(config.batch_size()),
+          TensorBatch::AllocationBytes(config.batch_size(), config.v7_fields()),
           output_->capacity() + config.parallelism() + 2)) {}
 
 void TensorGenerator::Start(const StageRuntime& runtime) {
@@ -92,18 +92,34 @@ void TensorGenerator::Stop() {
 }
 
 void TensorGenerator::DropOtherFormats(std::vector<Frame>& frames) {
-  const size_t dropped = std::erase_if(frames, [this](const Frame& frame) {
-    return frame.record.input_format() != expander_.input_format();
+  size_t no_v7 = 0;
+  const size_t dropped = std::erase_if(frames, [&](const Frame& frame) {
+    if (frame.record.input_format() != expander_.input_format()) return true;
+    if (config_.v7_fields() && frame.record.version() != 7) {
+      ++no_v7;
+      return true;
+    }
+    return false;
   });
   if (dropped > 0) {
-    CountSkip("unexpected_input_format", dropped);
+    if (dropped > no_v7) CountSkip("unexpected_input_format", dropped - no_v7);
+    if (no_v7 > 0) CountSkip("no_v7_fields", no_v7);
     dropped_formats_.fetch_add(dropped);
   }
 }
 
+void TensorGenerator::ExpandV7Fields(const Frame& frame, TensorBatch& batch,
+                                     size_t slot) {
+  const std::optional<V7Tail> tail = frame.record.v7_tail();
+  *batch.v7_field(TensorId::kQSt, slot) = tail->q_st;
+  *batch.v7_field(TensorId::kDSt, slot) = tail->d_st;
+  *batch.v7_field(TensorId::kOppPlayedIdx, slot) = tail->opp_played_idx;
+  *batch.v7_field(TensorId::kNextPlayedIdx, slot) = tail->next_played_idx;
+}
+
 void TensorGenerator::Acknowledge(uint64_t consumed) {
   if (upstream() != nullptr) {
-    upstream()->Acknowledge(consumed * config_.batch_size());
+    upstream()->Acknowledge(FramesIn(consumed));
   }
 }
 
@@ -112,10 +128,11 @@ absl::StatusOr<std::optional<ResumeRequest>> TensorGenerator::SaveCheckpoint(
   if (const uint64_t dropped = dropped_formats_.load(); dropped > 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "stage '", name(), "' dropped ", dropped,
-        " frames of another input format; its batches no longer line up "
+        " frames of another input format or without V7 fields; its batches "
+        "no longer line up "
         "with its input, so it cannot be checkpointed"));
   }
-  return ResumeRequest{.from = downstream.from * config_.batch_size()};
+  return ResumeRequest{.from = FramesIn(downstream.from)};
 }
 
 absl::Status TensorGenerator::RestoreCheckpoint(const std::string& state) {
@@ -163,6 +180,7 @@ asio::awaitable<void> TensorGenerator::Build() {
       for (size_t slot = run.first; slot < run.first + run.count; ++slot) {
         const Frame& frame = frames[next++];
         expander.Expand(frame.record, &batch, slot);
+        if (config_.v7_fields()) ExpandV7Fields(frame, batch, slot);
         batch.set_game_id(slot, frame.game_id);
       }
       if (std::optional<TensorBatch> full = FinishSlots(run)) {
@@ -225,7 +243,7 @@ TensorGenerator::SlotRun TensorGenerator::ClaimSlots(size_t wanted) {
   std::lock_guard lock(fill_mu_);
   if (open_ == nullptr) {
     absl::StatusOr<TensorBatch> batch =
-        TensorBatch::Create(batch_size, buffers_);
+        TensorBatch::Create(batch_size, buffers_, config_.v7_fields());
     if (!batch.ok()) throw std::runtime_error(batch.status().ToString());
     open_ = std::make_shared<SharedBatch>(std::move(*batch));
     open_->number = next_batch_number_++;
@@ -251,7 +269,15 @@ std::shared_ptr<TensorGenerator::SharedBatch> TensorGenerator::TakeRemainder() {
   // Every coroutine has left its loop, so every claimed slot is written.
   std::shared_ptr<SharedBatch> shared = std::move(open_);
   shared->batch.Truncate(shared->filled);
+  last_batch_.emplace(shared->number, shared->filled);
   return shared;
+}
+
+uint64_t TensorGenerator::FramesIn(uint64_t batches) {
+  const uint64_t full = batches * config_.batch_size();
+  std::lock_guard lock(fill_mu_);
+  if (!last_batch_ || last_batch_->first >= batches) return full;
+  return full - (config_.batch_size() - last_batch_->second);
 }
 
 void TensorGenerator::RecordBatch(const TensorBatch& batch) {

@@ -29,6 +29,10 @@
 //   parallelism and the thread count.
 // - Frames of another input format than `input_format` are dropped and
 //   counted (`unexpected_input_format`).
+// - With `v7_fields` each batch also holds q_st, d_st, opp_played_idx and
+//   next_played_idx (float32 (B,) each) from V7 records (a rescorer's
+//   output_version 7); frames of older records are dropped and counted
+//   (`no_v7_fields`).
 // - Metrics: batches, positions, and shuffle quality over the last
 //   interval's batches: distinct games per batch (mean, min) and the largest
 //   number of positions of one game in a batch (mean, max).
@@ -43,6 +47,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -122,8 +127,12 @@ class TensorGenerator final : public Stage {
                   const TensorGeneratorConfig& config, TensorExpander expander,
                   Channel<Frame>* input);
   asio::awaitable<void> Build();
-  // Drops the frames whose input format is not ours, counting them.
+  // Drops the frames whose input format is not ours (and, with v7_fields,
+  // those without V7 fields), counting them.
   void DropOtherFormats(std::vector<Frame>& frames);
+  // Writes the V7 fields of `frame` (a V7 record) into `slot`.
+  static void ExpandV7Fields(const Frame& frame, TensorBatch& batch,
+                             size_t slot);
   // Claims slots for `count` frames into `runs` (runs of the open batch and
   // of new ones); in deterministic mode (count <= batch_size) a new batch
   // first reserves its place in the ordered output. False once the stage
@@ -143,6 +152,9 @@ class TensorGenerator final : public Stage {
   // written slots, if any.
   std::shared_ptr<SharedBatch> TakeRemainder();
   void RecordBatch(const TensorBatch& batch);
+  // Frames in the first `batches` batches: batch_size each, but the last
+  // batch of a finished input holds only what was left.
+  uint64_t FramesIn(uint64_t batches);
 
   const TensorGeneratorConfig config_;
   const TensorExpander expander_;
@@ -157,6 +169,9 @@ class TensorGenerator final : public Stage {
   std::shared_ptr<SharedBatch> open_;  // guarded by fill_mu_
   uint64_t next_batch_number_ = 0;     // guarded by fill_mu_
   int running_ = 0;                    // coroutines; guarded by fill_mu_
+  // The input ended: the number of the last batch and its frames (it may
+  // be short). Guarded by fill_mu_.
+  std::optional<std::pair<uint64_t, size_t>> last_batch_;
   std::mutex mu_;
   QualityTotals quality_;  // guarded by mu_
   std::atomic<uint64_t> positions_{0};

@@ -7,21 +7,15 @@
 #include <thread>
 
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "stages/stage_factory.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice {
 namespace {
 
 using ::testing::HasSubstr;
-
-DataLoaderConfig ParseConfig(const std::string& text) {
-  DataLoaderConfig config;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &config))
-      << text;
-  return config;
-}
+using testing::ParseConfig;
 
 std::string Serialized(const std::string& text) {
   return ParseConfig(text).SerializeAsString();

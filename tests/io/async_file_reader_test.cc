@@ -4,49 +4,29 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "asio/bind_cancellation_slot.hpp"
+#include "asio/cancellation_signal.hpp"
+#include "asio/co_spawn.hpp"
 #include "asio/io_context.hpp"
 #include "gtest/gtest.h"
+#include "io/aligned_buffer.h"
+#include "tests/io/temp_file.h"
 #include "tests/testing/coroutine_runner.h"
 
 namespace sluice::io {
 namespace {
 
 using ::sluice::testing::CoroutineRunner;
-
-// A temporary file of `size` pseudo-random bytes, removed at destruction.
-class TempFile {
- public:
-  explicit TempFile(size_t size) {
-    char path[] = "/tmp/sluice_reader_test_XXXXXX";
-    fd_ = mkstemp(path);
-    path_ = path;
-    content_.resize(size);
-    uint64_t state = 12345;
-    for (char& byte : content_) {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      byte = static_cast<char>(state >> 56);
-    }
-    EXPECT_EQ(write(fd_, content_.data(), size), static_cast<ssize_t>(size));
-  }
-  ~TempFile() {
-    close(fd_);
-    unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-  const std::string& content() const { return content_; }
-
- private:
-  int fd_;
-  std::string path_;
-  std::string content_;
-};
 
 // Parameters: io_uring (else the pread threads), and whether reads of the
 // page cache are copied inline (else every read goes to the backend).
@@ -89,6 +69,27 @@ TEST_P(AsyncFileReaderTest, ManyConcurrentReadsReturnTheRightBytes) {
   }
 }
 
+// Cold: every page evicted, so each read waits for the disk and completes
+// through the reaper (io_uring) or a pool thread. A ring of depth 2 keeps
+// most reads waiting their turn.
+TEST_P(AsyncFileReaderTest, ColdReadsBeyondTheRingDepthWaitTheirTurn) {
+  const TempFile file(2 << 20);
+  file.Evict();
+  asio::io_context io;
+  AsyncFileReader reader(io, Options(/*queue_depth=*/2, /*rings=*/1));
+  CoroutineRunner runner(io);
+  constexpr size_t kBlock = 64 * 1024;
+  std::vector<std::string> blocks(file.content().size() / kBlock);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    runner.Spawn(ReadBlock(reader, file, i * kBlock, kBlock, blocks[i]));
+  }
+  runner.RunToCompletion(/*threads=*/2);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    ASSERT_EQ(blocks[i], file.content().substr(i * kBlock, kBlock)) << i;
+  }
+  EXPECT_GT(reader.counts().backend_reads, 0u);
+}
+
 TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
   const TempFile file(1 << 20);
   asio::io_context io;
@@ -122,6 +123,59 @@ TEST_P(AsyncFileReaderTest, BatchResumesOnceWithEveryResult) {
               file.content().substr(requests[i].offset, want))
         << i;
   }
+}
+
+// Records what a ReadObserver is told.
+class RecordingObserver final : public AsyncFileReader::ReadObserver {
+ public:
+  void OnReads(std::chrono::steady_clock::time_point begin,
+               std::chrono::steady_clock::time_point end, size_t reads,
+               uint64_t bytes, size_t from_page_cache) override {
+    std::lock_guard lock(mu);
+    EXPECT_LE(begin, end);
+    ++calls;
+    this->reads += reads;
+    this->bytes += bytes;
+    cached += from_page_cache;
+  }
+  std::mutex mu;
+  int calls = 0;
+  size_t reads = 0;
+  uint64_t bytes = 0;
+  size_t cached = 0;
+};
+
+TEST_P(AsyncFileReaderTest, AnObserverIsToldOfEveryBatchOnceDone) {
+  const TempFile file(1 << 20);
+  asio::io_context io;
+  AsyncFileReader reader(io, Options());
+  RecordingObserver observer;
+  reader.SetObserver(&observer);
+  CoroutineRunner runner(io);
+  constexpr size_t kBlock = 64 * 1024;
+  std::vector<std::string> blocks(4, std::string(kBlock, '\0'));
+  std::vector<AsyncFileReader::ReadRequest> requests;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    requests.push_back(
+        {file.fd(), i * kBlock, std::as_writable_bytes(std::span(blocks[i]))});
+  }
+  requests[3].offset = file.content().size() - 100;  // a short read
+  std::string single;
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    co_await reader.ReadBatchAt(requests);
+  });
+  runner.Spawn(ReadBlock(reader, file, 0, 1000, single));
+  runner.RunToCompletion(/*threads=*/2);
+  reader.SetObserver(nullptr);
+  EXPECT_EQ(observer.calls, 2);
+  EXPECT_EQ(observer.reads, 5);
+  EXPECT_EQ(observer.bytes, 3 * kBlock + 100 + 1000);
+  EXPECT_LE(observer.cached, 5);
+  // Removed: told of nothing more.
+  io.restart();
+  runner.Spawn(ReadBlock(reader, file, 0, 1000, single));
+  runner.RunToCompletion(/*threads=*/1);
+  EXPECT_EQ(observer.calls, 2);
 }
 
 TEST_P(AsyncFileReaderTest, ReadsPastEndOfFileAreShort) {
@@ -165,6 +219,63 @@ TEST_P(AsyncFileReaderTest, ReportsItsBackend) {
     return;
   }
   EXPECT_EQ(reader.backend_name(), io_uring() ? "io_uring" : "pread-threads");
+  EXPECT_EQ(reader.features().empty(), !io_uring());
+}
+
+// Registered buffers and files are an io_uring feature: reads through them
+// equal plain reads byte for byte, warm and cold; elsewhere registration
+// fails and plain reads go on.
+TEST_P(AsyncFileReaderTest, RegisteredBufferReadsEqualPlainReads) {
+  const TempFile file((1 << 20) + 777);
+  asio::io_context io;
+  AsyncFileReader reader(io, Options());
+  AlignedBuffer region(256 << 10);
+  absl::StatusOr<AsyncFileReader::Registration> buffer =
+      reader.RegisterBuffer(region.span());
+  absl::StatusOr<AsyncFileReader::Registration> registered_file =
+      reader.RegisterFile(file.fd());
+  if (!reader.uses_io_uring()) {
+    EXPECT_FALSE(buffer.ok());
+    EXPECT_FALSE(registered_file.ok());
+  } else {
+    ASSERT_TRUE(buffer.ok()) << buffer.status();
+    ASSERT_TRUE(registered_file.ok()) << registered_file.status();
+  }
+  for (const bool cold : {false, true}) {
+    SCOPED_TRACE(cold ? "cold" : "warm");
+    if (cold) file.Evict();
+    std::string read;
+    io.restart();
+    CoroutineRunner runner(io);
+    runner.Spawn([&]() -> asio::awaitable<void> {
+      // Four slices of the region per round, at odd places in it.
+      constexpr size_t kSlice = 60000;
+      for (size_t offset = 0; offset < file.content().size();) {
+        std::vector<AsyncFileReader::ReadRequest> requests;
+        for (size_t k = 0; k < 4; ++k) {
+          requests.push_back(
+              {.fd = file.fd(),
+               .offset = offset + k * kSlice,
+               .buffer = region.span().subspan(100 + k * kSlice, kSlice),
+               .registered_buffer = buffer.ok() ? buffer->index() : -1,
+               .registered_file =
+                   registered_file.ok() ? registered_file->index() : -1});
+        }
+        std::vector<absl::StatusOr<size_t>> got =
+            co_await reader.ReadBatchAt(requests);
+        for (size_t k = 0; k < 4; ++k) {
+          EXPECT_TRUE(got[k].ok()) << got[k].status();
+          if (!got[k].ok()) co_return;
+          read.append(reinterpret_cast<const char*>(requests[k].buffer.data()),
+                      *got[k]);
+        }
+        offset += 4 * kSlice;
+      }
+    });
+    runner.RunToCompletion(/*threads=*/2);
+    EXPECT_EQ(read.size(), file.content().size());
+    EXPECT_TRUE(read == file.content());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -207,6 +318,8 @@ TEST(AsyncFileReaderCacheTest, CachedBytesAreCopiedWithoutTheBackend) {
   EXPECT_EQ(*got[1], 0u);
   EXPECT_EQ(reader.counts().inline_reads, 2u);
   EXPECT_EQ(reader.counts().backend_reads, 0u);
+  EXPECT_EQ(reader.counts().inline_bytes, whole.size());
+  EXPECT_EQ(reader.counts().backend_bytes, 0u);
 }
 
 TEST(AsyncFileReaderCacheTest, ACopyCutShortByEndOfFileAsksTheBackendOnce) {
@@ -226,9 +339,7 @@ TEST(AsyncFileReaderCacheTest, ACopyCutShortByEndOfFileAsksTheBackendOnce) {
 
 TEST(AsyncFileReaderCacheTest, PagesNotInTheCacheAreReadByTheBackend) {
   const TempFile file(4 << 20);
-  ASSERT_EQ(fdatasync(file.fd()), 0);
-  // Clean pages leave the cache on DONTNEED (ext4, xfs, btrfs).
-  ASSERT_EQ(posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  file.Evict();
   asio::io_context io;
   AsyncFileReader reader(io, {});
   std::string whole(file.content().size(), '\0');
@@ -239,6 +350,10 @@ TEST(AsyncFileReaderCacheTest, PagesNotInTheCacheAreReadByTheBackend) {
   EXPECT_EQ(*got[0], whole.size());
   EXPECT_EQ(whole, file.content());
   EXPECT_EQ(reader.counts().backend_reads, 1u);
+  // What the backend read and what was cached already add up to the file.
+  EXPECT_EQ(reader.counts().inline_bytes + reader.counts().backend_bytes,
+            whole.size());
+  EXPECT_GT(reader.counts().backend_bytes, 0u);
 }
 
 TEST(AsyncFileReaderCacheTest, InjectedFaultsComeBeforeTheCache) {

@@ -14,6 +14,12 @@ import pytest
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[1] / "data" / "golden"
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "smoke: the quick subset run against an installed wheel "
+        "(scripts/test.sh)")
+
+
 def thread_count():
     """Threads of this process now."""
     return len(os.listdir("/proc/self/task"))

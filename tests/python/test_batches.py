@@ -11,6 +11,9 @@ import pytest
 import sluice
 from conftest import GOLDEN_DIR, rss_bytes
 
+# Quick enough for the installed-wheel check of scripts/test.sh.
+pytestmark = pytest.mark.smoke
+
 FIXTURES = sorted(path.stem for path in GOLDEN_DIR.glob("*.gz"))
 TENSORS = ("planes", "probs", "winner", "best_q", "plies_left")
 ROW_SHAPES = {

@@ -5,6 +5,9 @@ from google.protobuf import text_format
 
 import sluice
 
+# Quick enough for the installed-wheel check of scripts/test.sh.
+pytestmark = pytest.mark.smoke
+
 COUNTING_TEXT = """
 worker_threads: 1
 stage { name: "numbers" counting_source { count: 50 start: 7 } }

@@ -13,6 +13,7 @@
 #include "engine/stable_hash.h"
 #include "engine/typed_batch.h"
 #include "stages/stage_factory.h"
+#include "tests/testing/byte_hash.h"
 
 namespace sluice {
 
@@ -25,9 +26,8 @@ inline uint64_t BatchHash(const TypedBatch& batch) {
     for (int64_t dimension : tensor.shape) {
       hash = HashCombine(hash, static_cast<uint64_t>(dimension));
     }
-    hash = HashCombine(
-        hash, Fnv1a64(std::string_view(
-                  reinterpret_cast<const char*>(tensor.data), tensor.bytes)));
+    hash = HashCombine(hash, testing::HashBytes(testing::kByteHashStart,
+                                                tensor.data, tensor.bytes));
   }
   return hash;
 }
@@ -43,7 +43,8 @@ inline std::vector<uint64_t> RowHashes(const TypedBatch& batch) {
     const char* data = static_cast<const char*>(tensor.data);
     for (size_t i = 0; i < rows.size(); ++i) {
       rows[i] = HashCombine(
-          rows[i], Fnv1a64(std::string_view(data + i * row_bytes, row_bytes)));
+          rows[i], testing::HashBytes(testing::kByteHashStart,
+                                      data + i * row_bytes, row_bytes));
     }
   }
   return rows;

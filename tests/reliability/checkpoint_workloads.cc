@@ -9,33 +9,42 @@
 #include "gtest/gtest.h"
 #include "stages/audio/default_pipeline.h"
 #include "stages/lc0/default_pipeline.h"
+#include "stages/lc0/format/data_generator.h"
 #include "stages/stage_factory.h"
 #include "tests/reliability/batch_hashes.h"
-#include "tests/reliability/data_set.h"
 #include "tests/testing/pipeline_test_util.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::testing {
 namespace {
 
-constexpr int kLc0Games = 60;
-constexpr int kLc0GamesPerTar = 20;
+// Under a sanitizer lc0 runs on a third of the games, with the window
+// and the reservoir to match.
+constexpr int kLc0GamesPerTar = UnlessSanitizer(20, 7);
+constexpr int kLc0Games = 3 * kLc0GamesPerTar;
+constexpr uint64_t kLc0ChunkPool = 2 * kLc0GamesPerTar;  // two tars' worth
 
 void WriteLc0(const std::string& dir) {
-  lc0::testing::WriteDataSet(5, {.mode = lc0::OutputMode::kTar,
-                                 .dir = dir,
-                                 .games = kLc0Games,
-                                 .games_per_tar = kLc0GamesPerTar});
+  const absl::StatusOr<lc0::GeneratedFiles> written =
+      lc0::WriteGames({.seed = 5, .version = 6, .input_format = 1},
+                      {.mode = lc0::OutputMode::kTar,
+                       .dir = dir,
+                       .games = kLc0Games,
+                       .games_per_tar = kLc0GamesPerTar});
+  ASSERT_TRUE(written.ok()) << written.status();
 }
 
 // Another tar of the same generator: its games (and name) come after the
 // data set's.
 void WriteAnotherLc0(const std::string& dir, int number) {
-  lc0::testing::WriteDataSet(
-      5, {.mode = lc0::OutputMode::kTar,
-          .dir = dir,
-          .games = kLc0GamesPerTar,
-          .first_game = kLc0Games + number * kLc0GamesPerTar,
-          .games_per_tar = kLc0GamesPerTar});
+  const absl::StatusOr<lc0::GeneratedFiles> written = lc0::WriteGames(
+      {.seed = 5, .version = 6, .input_format = 1},
+      {.mode = lc0::OutputMode::kTar,
+       .dir = dir,
+       .games = kLc0GamesPerTar,
+       .first_game = kLc0Games + number * kLc0GamesPerTar,
+       .games_per_tar = kLc0GamesPerTar});
+  ASSERT_TRUE(written.ok()) << written.status();
 }
 
 // A loose chunk that is not gzip (not_gzip).
@@ -49,9 +58,9 @@ DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
        .mode = pass == Pass::kEval ? lc0::PipelineMode::kEval
                                    : lc0::PipelineMode::kTrain,
        .batch_size = 64,
-       .chunk_pool_size = 40,
-       .reservoir_size = 1500,
-       .min_fill = 500,
+       .chunk_pool_size = kLc0ChunkPool,
+       .reservoir_size = UnlessSanitizer<uint64_t>(1500, 600),
+       .min_fill = UnlessSanitizer<uint64_t>(500, 200),
        .seed = 3});
   EXPECT_TRUE(config.ok()) << config.status();
   config->set_deterministic(true);
@@ -60,8 +69,10 @@ DataLoaderConfig Lc0Config(const std::string& dir, Pass pass) {
 }
 
 cli::AudioDatasetOptions AudioOptions(const std::string& dir) {
+  // Under a sanitizer 48 clips in batches of 8 with a shuffle buffer
+  // of 32: still about 6 batches a pass, more clips than the buffer holds.
   return {.dir = dir,
-          .clips = 120,
+          .clips = UnlessSanitizer<int64_t>(120, 48),
           .classes = 4,
           .files = 3,
           .rows_per_batch = 16,
@@ -101,8 +112,8 @@ DataLoaderConfig AudioConfig(const std::string& dir, Pass pass) {
                                    : audio::PipelineMode::kTrain,
        .clip_seconds = 0.25,
        .n_mels = 16,
-       .batch_size = 16,
-       .shuffle_buffer = 64,
+       .batch_size = UnlessSanitizer(16u, 8u),
+       .shuffle_buffer = UnlessSanitizer<uint64_t>(64, 32),
        .min_fill = 16,
        .seed = 3});
   EXPECT_TRUE(config.ok()) << config.status();
@@ -117,17 +128,17 @@ CheckpointWorkload Lc0Workload() {
   return {.name = "lc0",
           .write = WriteLc0,
           .config = Lc0Config,
-          .train_batches = 50,
+          .train_batches = UnlessSanitizer<size_t>(50, 20),
           .write_another = WriteAnotherLc0,
           .write_damaged = WriteDamagedLc0};
 }
 
 CheckpointWorkload AudioWorkload() {
-  // About 7 batches a pass.
+  // About 7 batches a pass (6 under a sanitizer).
   return {.name = "audio",
           .write = WriteAudio,
           .config = AudioConfig,
-          .train_batches = 30,
+          .train_batches = UnlessSanitizer<size_t>(30, 20),
           .write_another = WriteAnotherAudio,
           .write_damaged = WriteDamagedAudio};
 }

@@ -30,16 +30,19 @@ using ::sluice::lc0::testing::CountPositions;
 using ::sluice::lc0::testing::DataSet;
 using ::sluice::lc0::testing::ExampleConfig;
 using ::sluice::lc0::testing::HashCounts;
+using ::sluice::lc0::testing::kGamesPerTar;
+using ::sluice::lc0::testing::SmallTrainConfig;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
 
-// 30 games in 3 tars (seed 5) and 4 loose games (seed 6) in `dir`.
+// 3 tars of kGamesPerTar games (seed 5) and 4 loose games (seed 6) in `dir`.
 DataSet WriteMixedDataSet(const std::string& dir) {
-  DataSet set = WriteDataSet(
-      5,
-      {.mode = OutputMode::kTar, .dir = dir, .games = 30, .games_per_tar = 10});
+  DataSet set = WriteDataSet(5, {.mode = OutputMode::kTar,
+                                 .dir = dir,
+                                 .games = 3 * kGamesPerTar,
+                                 .games_per_tar = kGamesPerTar});
   DataSet loose =
       WriteDataSet(6, {.mode = OutputMode::kLoose, .dir = dir, .games = 4});
   set.paths.insert(set.paths.end(), loose.paths.begin(), loose.paths.end());
@@ -59,23 +62,6 @@ uint64_t Skipped(DataLoader& loader, const std::string& name,
   return 0;
 }
 
-// The training example with small buffers and frequent metrics.
-DataLoaderConfig SmallTrainConfig(const std::string& dir) {
-  DataLoaderConfig config = ExampleConfig("lc0_train", dir);
-  config.set_worker_threads(2);
-  config.set_metrics_interval_seconds(0.05);
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(4000);
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(1000);
-    }
-    if (stage.has_tensor_generator()) {
-      stage.mutable_tensor_generator()->set_batch_size(256);
-    }
-  }
-  return config;
-}
-
 // Pulls one batch, failing the test if none comes within a generous bound.
 void PullOne(DataLoader& loader) {
   auto result = loader.GetNextFor<TypedBatch>("", std::chrono::seconds(60));
@@ -86,7 +72,7 @@ TEST(DamagedInputTest, TrainingGoesOnWhenFilesAreDeletedTruncatedOrReplaced) {
   TempDir dir;
   const DataSet set = WriteMixedDataSet(dir.path());
   DataLoader loader(CreateStage);
-  loader.Configure(SmallTrainConfig(dir.path()));
+  loader.Configure(SmallTrainConfig(dir.path(), 256));
   loader.Start();
   for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(PullOne(loader));
   // Tar 0 loses its tail, tar 1 is overwritten in place with zeros, tar 2
@@ -97,8 +83,8 @@ TEST(DamagedInputTest, TrainingGoesOnWhenFilesAreDeletedTruncatedOrReplaced) {
   const std::string replacement = dir / "replacement";
   WriteDataSet(7, {.mode = OutputMode::kTar,
                    .dir = replacement,
-                   .games = 10,
-                   .games_per_tar = 10});
+                   .games = kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   std::filesystem::rename(
       std::filesystem::directory_iterator(replacement)->path(), set.paths[2]);
   std::filesystem::remove(set.paths[3]);  // the first loose game
@@ -120,14 +106,14 @@ TEST(DamagedInputTest, TrainingGoesOnWhenWatchedDirectoriesAreRemoved) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir / "data",
-                   .games = 20,
-                   .games_per_tar = 10});
+                   .games = 2 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   // A directory without chunk files (the pool keeps chunk files open, and
   // an open file pins its removed directory until it is closed).
   std::filesystem::create_directory(dir / "doomed");
   testing::WriteFile(dir / "doomed/notes.txt", "not a chunk");
   DataLoader loader(CreateStage);
-  loader.Configure(SmallTrainConfig(dir.path()));
+  loader.Configure(SmallTrainConfig(dir.path(), 256));
   loader.Start();
   for (int i = 0; i < 3; ++i) ASSERT_NO_FATAL_FAILURE(PullOne(loader));
   std::filesystem::remove_all(dir / "doomed");

@@ -60,6 +60,24 @@ size_t CountPositions(DataLoader& loader, const std::string& alias,
   return batches;
 }
 
+DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size) {
+  DataLoaderConfig config = ExampleConfig("lc0_train", dir);
+  config.set_worker_threads(2);
+  config.set_metrics_interval_seconds(0.05);
+  for (StageConfig& stage : *config.mutable_stage()) {
+    if (stage.has_shuffling_frame_sampler()) {
+      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(
+          ::sluice::testing::UnlessSanitizer(4000, 1600));
+      stage.mutable_shuffling_frame_sampler()->set_min_fill(
+          ::sluice::testing::UnlessSanitizer(1000, 400));
+    }
+    if (stage.has_tensor_generator()) {
+      stage.mutable_tensor_generator()->set_batch_size(batch_size);
+    }
+  }
+  return config;
+}
+
 uint64_t ResidentBytes() {
   std::ifstream statm("/proc/self/statm");
   uint64_t total_pages = 0, resident_pages = 0;

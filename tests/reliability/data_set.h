@@ -10,8 +10,13 @@
 
 #include "engine/data_loader.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0::testing {
+
+// Games per tar of the damaged-input and shutdown tests' data sets: fewer
+// under a sanitizer.
+inline constexpr int kGamesPerTar = ::sluice::testing::UnlessSanitizer(10, 4);
 
 // How many times each position hash occurs (see PositionHash).
 using HashCounts = std::map<uint64_t, int>;
@@ -35,6 +40,12 @@ void AddCounts(const HashCounts& more, HashCounts* into);
 // positions; returns the number of batches.
 size_t CountPositions(DataLoader& loader, const std::string& alias,
                       HashCounts* counts);
+
+// The lc0_train example over `dir`, small enough for these tests' data
+// sets: 2 worker threads, metrics every 50 ms, a reservoir of 4000 frames
+// filled to 1000 before the first batch (1600 and 400 under
+// a sanitizer), batches of `batch_size`.
+DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size);
 
 // Resident set size of this process, in bytes (/proc/self/statm).
 uint64_t ResidentBytes();

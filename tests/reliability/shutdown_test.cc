@@ -23,29 +23,13 @@
 namespace sluice::lc0 {
 namespace {
 
-using ::sluice::lc0::testing::ExampleConfig;
+using ::sluice::lc0::testing::kGamesPerTar;
 using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::ResidentBytes;
+using ::sluice::lc0::testing::SmallTrainConfig;
 using ::sluice::lc0::testing::TempDir;
 using ::sluice::lc0::testing::WaitUntil;
 using ::sluice::lc0::testing::WriteDataSet;
-
-// The training example over `dir` with a small reservoir and batches.
-DataLoaderConfig SmallTrainConfig(const std::string& dir, int batch_size) {
-  DataLoaderConfig config = ExampleConfig("lc0_train", dir);
-  config.set_worker_threads(2);
-  config.set_metrics_interval_seconds(0.05);
-  for (StageConfig& stage : *config.mutable_stage()) {
-    if (stage.has_shuffling_frame_sampler()) {
-      stage.mutable_shuffling_frame_sampler()->set_reservoir_size(4000);
-      stage.mutable_shuffling_frame_sampler()->set_min_fill(1000);
-    }
-    if (stage.has_tensor_generator()) {
-      stage.mutable_tensor_generator()->set_batch_size(batch_size);
-    }
-  }
-  return config;
-}
 
 TEST(ShutdownTest, AThrowingStageFailsEveryConsumerWithPipelineError) {
   DataLoader loader(CreateStage);
@@ -84,8 +68,8 @@ TEST(ShutdownTest, StopRacingGetNextFromSeveralThreadsAlwaysReturns) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir.path(),
-                   .games = 20,
-                   .games_per_tar = 10});
+                   .games = 2 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   const DataLoaderConfig config = SmallTrainConfig(dir.path(), 64);
   for (int round = 0; round < 20; ++round) {
     DataLoader loader(CreateStage);
@@ -161,8 +145,8 @@ TEST(ShutdownTest, AStalledConsumerLeavesQueuesAndMemoryBounded) {
   TempDir dir;
   WriteDataSet(5, {.mode = OutputMode::kTar,
                    .dir = dir.path(),
-                   .games = 60,
-                   .games_per_tar = 10});
+                   .games = 6 * kGamesPerTar,
+                   .games_per_tar = kGamesPerTar});
   const DataLoaderConfig config = SmallTrainConfig(dir.path(), 256);
   const uint64_t bound = TrainMemoryBound(config);
   const uint64_t before = ResidentBytes();

@@ -1,6 +1,7 @@
 #include "sluice/loader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -226,6 +227,31 @@ TEST(LoaderTest, StopWakesAConsumerBlockedInNext) {
   loader.Stop();
   consumer.join();
   EXPECT_EQ(got, std::nullopt);
+}
+
+TEST(LoaderTest, NextForTimesOutThenDeliversEveryBatchThenEnds) {
+  const std::string empty = GoldenDirectory("next_for_empty", {});
+  Loader waiting(ExampleConfig("lc0_train", empty));
+  waiting.Start();
+  // Watch mode on an empty directory: nothing comes, the stream goes on.
+  const NextResult nothing = waiting.NextFor(std::chrono::milliseconds(20));
+  EXPECT_TRUE(nothing.timed_out);
+  EXPECT_FALSE(nothing.batch.has_value());
+  EXPECT_FALSE(nothing.end_of_stream());
+  waiting.Stop();
+
+  Loader loader(EvalConfig(GoldenDirectory("next_for", {"v6_fmt1_a"}), 4));
+  loader.Start();
+  size_t positions = 0;
+  while (true) {
+    NextResult next = loader.NextFor(std::chrono::milliseconds(5));
+    if (next.end_of_stream()) break;
+    if (next.timed_out) continue;
+    ASSERT_TRUE(next.batch.has_value());
+    positions += next.batch->size();
+  }
+  EXPECT_EQ(positions, 16u);
+  EXPECT_TRUE(loader.NextFor(std::chrono::milliseconds(5)).end_of_stream());
 }
 
 TEST(LoaderTest, ErrorsAreTypedExceptions) {

@@ -1,5 +1,7 @@
 #include "tests/testing/pipeline_test_util.h"
 
+#include <sys/vfs.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,9 +15,12 @@
 
 namespace sluice::testing {
 
-TempDir::TempDir() {
+TempDir::TempDir(const std::string& parent) {
   std::string pattern =
-      (std::filesystem::temp_directory_path() / "sluice_test_XXXXXX").string();
+      ((parent.empty() ? std::filesystem::temp_directory_path()
+                       : std::filesystem::path(parent)) /
+       "sluice_test_XXXXXX")
+          .string();
   char* made = mkdtemp(pattern.data());
   EXPECT_NE(made, nullptr) << std::strerror(errno);
   path_ = pattern;
@@ -28,6 +33,13 @@ TempDir::~TempDir() {
 
 std::string TempDir::operator/(const std::string& name) const {
   return path_ + "/" + name;
+}
+
+std::string TmpfsDirectory() {
+  constexpr decltype(statfs::f_type) kTmpfsMagic = 0x01021994;
+  struct statfs shm;
+  return statfs("/dev/shm", &shm) == 0 && shm.f_type == kTmpfsMagic ? "/dev/shm"
+                                                                    : "";
 }
 
 void WriteFile(const std::string& path, const std::string& bytes) {

@@ -14,10 +14,11 @@
 
 namespace sluice::testing {
 
-// A fresh directory (mkdtemp) removed with its contents on destruction.
+// A fresh directory (mkdtemp) under `parent` (empty: the system's temp
+// directory), removed with its contents on destruction.
 class TempDir {
  public:
-  TempDir();
+  explicit TempDir(const std::string& parent = "");
   ~TempDir();
   const std::string& path() const { return path_; }
   // path() + "/" + name.
@@ -26,6 +27,10 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// "/dev/shm" when it is a tmpfs (a file system that keeps files in memory
+// and refuses O_DIRECT), else empty.
+std::string TmpfsDirectory();
 
 // Writes `bytes` to `path` in place (no rename).
 void WriteFile(const std::string& path, const std::string& bytes);

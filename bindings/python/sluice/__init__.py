@@ -27,10 +27,11 @@ ones are re-exported here.
 from sluice._sluice import ConfigError, PipelineError
 from sluice._dataset import DataProvider, DatasetConsumer
 from sluice._loader import Batch, DataLoader
-from sluice._pipelines import (audio_pipeline, generate_audio,
+from sluice._pipelines import (Rescorer, audio_pipeline, generate_audio,
                                generate_games, lc0_pipeline)
 from sluice._tensors import Tensors
-from sluice.proto.data_loader_config_pb2 import DataLoaderConfig, StageConfig
+from sluice.proto.data_loader_config_pb2 import (DataLoaderConfig,
+                                                 StageConfig, TraceConfig)
 from sluice.proto.data_loader_metrics_pb2 import DataLoaderMetricsProto
 from sluice.proto.stage_control_pb2 import (StageControlRequest,
                                             StageControlResponse)
@@ -44,10 +45,12 @@ __all__ = [
     "DataProvider",
     "DatasetConsumer",
     "PipelineError",
+    "Rescorer",
     "StageConfig",
     "StageControlRequest",
     "StageControlResponse",
     "Tensors",
+    "TraceConfig",
     "audio_pipeline",
     "generate_audio",
     "generate_games",

@@ -1,6 +1,7 @@
 """sluice.DataLoader: a pipeline, started, pulled from and observed."""
 
 import collections
+import os
 
 from sluice import _sluice
 from sluice._messages import parse_message
@@ -43,6 +44,7 @@ class DataLoader:
         first difference) or are not every rank's of one run."""
         self._config = parse_message(config, DataLoaderConfig)
         self._loader = _sluice.DataLoader(self._config.SerializeToString())
+        self._trace_error_raised = False
         if resume_from is None:
             return
         if isinstance(resume_from, (bytes, bytearray, memoryview)):
@@ -62,9 +64,15 @@ class DataLoader:
     def stop(self):
         """Stops the pipeline and joins its threads (idempotent).
 
-        Batches already handed out stay valid.
+        Batches already handed out stay valid. With a trace in the config
+        (``trace=`` of the pipeline builders), the trace file is written
+        now; OSError if it could not be (once).
         """
         self._loader.stop()
+        error = self._loader.trace_error()
+        if error and not self._trace_error_raised:
+            self._trace_error_raised = True
+            raise OSError(error)
 
     def __enter__(self):
         self.start()
@@ -116,6 +124,19 @@ class DataLoader:
     def metrics(self):
         """The latest metrics snapshot, a DataLoaderMetricsProto."""
         return DataLoaderMetricsProto.FromString(self._loader.metrics())
+
+    def write_report(self, path, title=None):
+        """Writes the HTML run report of the run so far to `path`: one
+        self-contained page (no script, no network) with charts of
+        throughput, each stage's load, each channel's fill, skips by reason
+        and RSS over the run's time, the bottleneck with its evidence, the
+        stages' totals and the config. Call it while the loader runs or
+        after stop(). `title` (default: the stages in order) heads the
+        page. OSError naming the path when it cannot be written."""
+        if title is None:
+            title = "sluice.DataLoader: " + " > ".join(
+                stage.name for stage in self._config.stage)
+        self._loader.write_report(os.fspath(path), str(title))
 
     def send_control_message(self, request):
         """Sends a StageControlRequest (message, bytes or text) to every

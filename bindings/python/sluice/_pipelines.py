@@ -5,13 +5,81 @@ import os
 
 from sluice import _sluice
 from sluice._sluice import ConfigError
-from sluice.proto.data_loader_config_pb2 import DataLoaderConfig
+from sluice.proto.data_loader_config_pb2 import (ChunkRescorerConfig,
+                                                 DataLoaderConfig, StageConfig,
+                                                 TraceConfig)
+
+
+class Rescorer:
+    """Rescoring of every game as Leela Chess Zero's rescorer does, for
+    ``lc0_pipeline(..., rescore=sluice.Rescorer(...))`` (a stage between
+    the chunk pool and the unpacker; stages/lc0/README.md).
+
+    `syzygy_paths`: a directory or a list of directories of Syzygy
+    *.rtbw/*.rtbz tables (game results and plies_left the tables prove).
+    `deblunder`: None, or (threshold, width) as lc0's
+    --deblunder-q-blunder-threshold/-width, e.g. (0.1, 0.03).
+    `dtz_policy_boost`, `temperature`, `dist_offset`: lc0's policy options.
+    `new_input_format`: -1 (keep), 1 or 3. `output_version`: 6, or 7 for
+    lczero-training's V7 records (q_st, d_st, opp/next_played_idx).
+    `parallelism`: games rescored at once.
+    """
+
+    def __init__(self, syzygy_paths, *, deblunder=None, dtz_policy_boost=0.0,
+                 temperature=1.0, dist_offset=0.0, new_input_format=-1,
+                 output_version=6, parallelism=2):
+        self.syzygy_paths = _directories(syzygy_paths)
+        if not self.syzygy_paths:
+            raise ConfigError("Rescorer: syzygy_paths is empty")
+        if deblunder is not None and len(tuple(deblunder)) != 2:
+            raise ConfigError("Rescorer: deblunder is (threshold, width)")
+        self.deblunder = None if deblunder is None else tuple(deblunder)
+        self.dtz_policy_boost = dtz_policy_boost
+        self.temperature = temperature
+        self.dist_offset = dist_offset
+        self.new_input_format = new_input_format
+        self.output_version = output_version
+        self.parallelism = parallelism
+
+    def config(self):
+        """The ChunkRescorerConfig of these options."""
+        config = ChunkRescorerConfig(
+            syzygy_paths=self.syzygy_paths,
+            dtz_policy_boost=self.dtz_policy_boost,
+            temperature=self.temperature, dist_offset=self.dist_offset,
+            new_input_format=self.new_input_format,
+            output_version=self.output_version, parallelism=self.parallelism)
+        if self.deblunder is not None:
+            config.deblunder.threshold, config.deblunder.width = self.deblunder
+        return config
+
+
+def _insert_rescorer(config, rescorer):
+    """Puts a "rescorer" stage in front of the chunk unpacker (as the C++
+    lc0::InsertRescorer)."""
+    for i, stage in enumerate(config.stage):
+        if not stage.HasField("chunk_unpacker"):
+            continue
+        new = StageConfig(name="rescorer", input=list(stage.input))
+        new.chunk_rescorer.CopyFrom(rescorer.config())
+        del stage.input[:]
+        stage.input.append("rescorer")
+        stages = []
+        for old in config.stage:
+            copy = StageConfig()
+            copy.CopyFrom(old)
+            stages.append(copy)
+        stages.insert(i, new)
+        del config.stage[:]
+        config.stage.extend(stages)
+        return
 
 
 def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                  reservoir=None, min_fill=None, mode="train", seed=None,
                  threads=None, input_format=None, rank=0, world_size=1,
-                 deterministic=False, resumable=False):
+                 deterministic=False, resumable=False, metrics_port=0,
+                 rescore=None, trace=None):
     """Returns the DataLoaderConfig of the default lc0 pipeline.
 
     `directory` is one data directory or a list of them (tars and loose
@@ -30,6 +98,16 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
     docs/guarantees.md). `resumable` lets DataLoader.checkpoint() work
     without it: a resume then repeats and loses nothing, but its batches
     differ from those an uninterrupted run would have given.
+
+    `metrics_port` (0: off) serves the loader's metrics for Prometheus on
+    http://127.0.0.1:metrics_port/metrics while it runs (set
+    ``config.metrics_address = "0.0.0.0"`` to listen on every interface).
+
+    `rescore`: a sluice.Rescorer to rescore every game (Syzygy tablebases,
+    deblunder) before it is unpacked.
+
+    `trace` records a trace of the run for Perfetto UI or chrome://tracing:
+    a file path, or a TraceConfig for its bounds (see _set_trace).
     """
     directories = _directories(directory)
     options = dict(batch_size=batch_size, chunk_pool_size=chunk_pool_size,
@@ -44,7 +122,35 @@ def lc0_pipeline(directory, *, batch_size=None, chunk_pool_size=None,
                              **_data_parallel("lc0", rank, world_size,
                                               deterministic)))
     config.resumable = bool(resumable)
+    config.metrics_port = _metrics_port("lc0", metrics_port)
+    if rescore is not None:
+        _insert_rescorer(config, rescore)
+    _set_trace(config, trace)
     return config
+
+
+def _metrics_port(pipeline, port):
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{pipeline} pipeline: metrics_port must be a TCP "
+                          f"port, 1-65535 (0: off), not {port}")
+    return port
+
+
+def _set_trace(config, trace):
+    """Sets config.trace from `trace`: None (no trace), a path (str or
+    os.PathLike; the other bounds keep their defaults: 1,000,000 events,
+    the whole run) or a TraceConfig. The file is written when the loader
+    stops; a path that cannot be written raises ConfigError when the
+    DataLoader is built."""
+    if trace is None:
+        return
+    if isinstance(trace, TraceConfig):
+        config.trace.CopyFrom(trace)
+    elif isinstance(trace, (str, os.PathLike)):
+        config.trace.file = os.fspath(trace)
+    else:
+        raise ConfigError("trace must be a path or a TraceConfig, not "
+                          f"{type(trace).__name__}")
 
 
 def _data_parallel(pipeline, rank, world_size, deterministic):
@@ -68,7 +174,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                    n_fft=400, hop_length=160, n_mels=64, batch_size=256,
                    shuffle_buffer=None, min_fill=None, seed=0, threads=0,
                    audio_column="audio", label_column="label", rank=0,
-                   world_size=1, deterministic=False, resumable=False):
+                   world_size=1, deterministic=False, resumable=False,
+                   metrics_port=0, trace=None):
     """Returns the DataLoaderConfig of the default audio pipeline (seed
     004's loader; proto/examples/audio_{train,eval}.textproto).
 
@@ -102,6 +209,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
     contiguous run of rows, the shards disjoint and together every row.
     `deterministic` gives the same batches at any thread count;
     `resumable` lets DataLoader.checkpoint() work without it (as for
+    lc0_pipeline). `metrics_port` serves Prometheus metrics and `trace`
+    records a trace of the run (as for
     lc0_pipeline).
     """
     directories = _directories(paths)
@@ -122,6 +231,8 @@ def audio_pipeline(paths, mode="train", sample_rate=16000, clip_seconds=1.0,
                                **_data_parallel("audio", rank, world_size,
                                                 deterministic)))
     config.resumable = bool(resumable)
+    config.metrics_port = _metrics_port("audio", metrics_port)
+    _set_trace(config, trace)
     return config
 
 

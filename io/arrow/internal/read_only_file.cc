@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "io/direct_file.h"
 
 namespace sluice::io::arrow::internal {
 
@@ -31,16 +32,18 @@ std::span<std::byte> PageCongruentSpan(std::vector<std::byte>& buffer,
   return std::span(buffer).subspan(lead, size);
 }
 
-absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(std::string path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::ErrnoToStatus(errno, "open " + path);
+absl::StatusOr<ReadOnlyFile> ReadOnlyFile::Open(std::string path,
+                                                bool direct_io) {
+  absl::StatusOr<ReadableFile> file = OpenForReading(path, direct_io);
+  if (!file.ok()) return file.status();
   struct stat info;
-  if (fstat(fd, &info) != 0) {
+  if (fstat(file->fd, &info) != 0) {
     absl::Status status = absl::ErrnoToStatus(errno, "stat " + path);
-    close(fd);
+    close(file->fd);
     return status;
   }
-  return ReadOnlyFile(fd, FileVersion::Of(info), std::move(path));
+  return ReadOnlyFile(file->fd, file->direct_alignment, FileVersion::Of(info),
+                      std::move(path), std::move(file->refusal));
 }
 
 ReadOnlyFile::~ReadOnlyFile() {
@@ -51,7 +54,7 @@ asio::awaitable<absl::Status> ReadOnlyFile::ReadExactly(
     AsyncFileReader& reader, int64_t offset,
     std::span<std::byte> buffer) const {
   absl::StatusOr<size_t> got =
-      co_await reader.ReadFullyAt(fd_, static_cast<uint64_t>(offset), buffer);
+      co_await reader.ReadFullyAt(Request(offset, buffer));
   if (!got.ok()) {
     co_return absl::Status(got.status().code(),
                            absl::StrCat(path_, ": ", got.status().message()));
@@ -69,9 +72,7 @@ asio::awaitable<absl::Status> ReadOnlyFile::ReadEachExactly(
   std::vector<AsyncFileReader::ReadRequest> requests;
   requests.reserve(regions.size());
   for (const Region& region : regions) {
-    requests.push_back({.fd = fd_,
-                        .offset = static_cast<uint64_t>(region.offset),
-                        .buffer = region.buffer});
+    requests.push_back(Request(region.offset, region.buffer));
   }
   const std::vector<absl::StatusOr<size_t>> got =
       co_await reader.ReadBatchAt(requests);

@@ -41,13 +41,18 @@ std::span<std::byte> PageCongruentSpan(std::vector<std::byte>& buffer,
 
 class ReadOnlyFile {
  public:
-  // Opens `path` for reading; the error carries errno's text and the path.
-  static absl::StatusOr<ReadOnlyFile> Open(std::string path);
+  // Opens `path` for reading, with `direct_io` bypassing the page cache
+  // (O_DIRECT) where the file system allows it (io/direct_file.h); the
+  // error carries errno's text and the path.
+  static absl::StatusOr<ReadOnlyFile> Open(std::string path,
+                                           bool direct_io = false);
 
   ReadOnlyFile(ReadOnlyFile&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)),
+        direct_alignment_(other.direct_alignment_),
         version_(other.version_),
-        path_(std::move(other.path_)) {}
+        path_(std::move(other.path_)),
+        direct_io_refusal_(std::move(other.direct_io_refusal_)) {}
   ReadOnlyFile& operator=(ReadOnlyFile&&) = delete;
   ~ReadOnlyFile();
 
@@ -56,6 +61,17 @@ class ReadOnlyFile {
   // The file as it was when opened.
   const FileVersion& version() const { return version_; }
   const std::string& path() const { return path_; }
+  // Why direct_io was asked for and the file is read buffered; else empty.
+  const std::string& direct_io_refusal() const { return direct_io_refusal_; }
+  // A read of the file at `offset` into `buffer` (aligned for O_DIRECT by
+  // the reader where needed).
+  AsyncFileReader::ReadRequest Request(int64_t offset,
+                                       std::span<std::byte> buffer) const {
+    return {.fd = fd_,
+            .offset = static_cast<uint64_t>(offset),
+            .buffer = buffer,
+            .direct_alignment = direct_alignment_};
+  }
 
   // Reads exactly `buffer.size()` bytes at `offset`: an I/O error names the
   // path, a short read is DataLoss ("file truncated").
@@ -74,12 +90,19 @@ class ReadOnlyFile {
       AsyncFileReader& reader, std::span<const Region> regions) const;
 
  private:
-  ReadOnlyFile(int fd, const FileVersion& version, std::string path)
-      : fd_(fd), version_(version), path_(std::move(path)) {}
+  ReadOnlyFile(int fd, uint32_t direct_alignment, const FileVersion& version,
+               std::string path, std::string direct_io_refusal)
+      : fd_(fd),
+        direct_alignment_(direct_alignment),
+        version_(version),
+        path_(std::move(path)),
+        direct_io_refusal_(std::move(direct_io_refusal)) {}
 
   int fd_ = -1;
+  uint32_t direct_alignment_ = 0;
   FileVersion version_;
   std::string path_;
+  std::string direct_io_refusal_;
 };
 
 }  // namespace sluice::io::arrow::internal

@@ -159,9 +159,9 @@ ExampleBlock MakeBlock(const std::shared_ptr<const RecordBatch>& batch,
                   : 0;
   }
   for (auto [name, data] :
-       {std::pair{"index", index}, std::pair{"seed", seed}}) {
+       {std::pair{kArrowIndexField, index}, std::pair{kArrowSeedField, seed}}) {
     block_columns.push_back(
-        BlockColumn{.name = name,
+        BlockColumn{.name = std::string(name),
                     .dtype = DType::kInt64,
                     .example_bytes = sizeof(int64_t),
                     .data = reinterpret_cast<const std::byte*>(data)});

@@ -6,7 +6,6 @@
 #define SLUICE_STAGES_GENERIC_INTERNAL_ARROW_ROW_BLOCKS_H_
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -27,11 +26,6 @@ struct RowBlockOptions {
   // Largest binary or list value in bytes; 0: no limit.
   uint64_t max_value_bytes = 0;
 };
-
-// Called once per skipped row (null_value, value_too_large) with the plan
-// of the column at fault and the row within the batch.
-using RowSkipFunction = std::function<void(
-    std::string_view reason, const ArrowColumnPlan& plan, int64_t row)>;
 
 // Appends to `out` the blocks of rows [begin, end) of `*batch` (end <=
 // num_rows): one column per plan in order, then "index" and "seed" (int64

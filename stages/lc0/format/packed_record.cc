@@ -17,7 +17,7 @@ constexpr size_t kFixedBytes = kHeadBytes + kTailBytes;
 constexpr size_t kPairBytes = sizeof(uint16_t) + sizeof(float);
 // Beyond this many pairs, the whole policy is smaller.
 constexpr size_t kMaxPairs = kPolicyBytes / kPairBytes;
-constexpr uint32_t kMarkerBits = 0xBF800000u;  // -1.0f
+constexpr uint32_t kIllegalMoveBits = 0xBF800000u;  // -1.0f
 
 static_assert(kPolicySize < 0xFFFF);
 
@@ -43,23 +43,37 @@ PackedRecord& PackedRecord::operator=(PackedRecord&& other) noexcept {
 PackedRecord::~PackedRecord() { record_blocks::Free(bytes_, heap_bytes()); }
 
 PackedRecord PackedRecord::Pack(const V6TrainingRecord& record) {
-  return Pack(record, PolicyEntries::Find(record));
+  return Pack(record, PolicyEntries::Find(record), nullptr);
 }
 
 PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
-                                const PolicyEntries& entries) {
+                                const PolicyEntries& entries,
+                                const V7Tail* v7_tail) {
   const auto* raw = reinterpret_cast<const std::byte*>(&record);
   const std::byte* policy_in = raw + kHeadBytes;
   const size_t pairs = entries.count;
   PackedRecord packed;
   const bool whole = pairs > kMaxPairs;
   const size_t policy_bytes = whole ? kPolicyBytes : pairs * kPairBytes;
-  packed.bytes_ = record_blocks::Allocate(kFixedBytes + policy_bytes);
+  const size_t tail_bytes = record.version == 7 ? sizeof(V7Tail) : 0;
+  packed.bytes_ =
+      record_blocks::Allocate(kFixedBytes + tail_bytes + policy_bytes);
   packed.policy_entries_ = whole ? kWholePolicy : static_cast<uint16_t>(pairs);
   std::byte* out = packed.bytes_;
   std::memcpy(out, raw, kHeadBytes);
   std::memcpy(out + kHeadBytes, raw + kHeadBytes + kPolicyBytes, kTailBytes);
   out += kFixedBytes;
+  if (tail_bytes > 0) {
+    V7Tail tail{};
+    if (v7_tail != nullptr) {
+      tail = *v7_tail;
+    } else {
+      std::memcpy(&tail.q_st, &record.reserved, sizeof(tail.q_st));
+      tail.opp_played_idx = tail.next_played_idx = kNoPlayedIdx;
+    }
+    std::memcpy(out, &tail, sizeof(tail));
+    out += sizeof(tail);
+  }
   if (whole) {
     std::memcpy(out, raw + kHeadBytes, kPolicyBytes);
     return packed;
@@ -76,7 +90,7 @@ PackedRecord PackedRecord::Pack(const V6TrainingRecord& record,
 
 void PackedRecord::Unpack(V6TrainingRecord* out) const {
   UnpackAllButPolicy(out);
-  FillPolicy(out, kMarkerBits);
+  FillPolicy(out, kIllegalMoveBits);
   ScatterPolicy(out);
 }
 
@@ -87,7 +101,7 @@ void PackedRecord::UnpackAllButPolicy(V6TrainingRecord* out) const {
 }
 
 void PackedRecord::ScatterPolicy(V6TrainingRecord* out) const {
-  const std::byte* in = bytes_ + kFixedBytes;
+  const std::byte* in = bytes_ + PolicyOffset();
   if (policy_entries_ == kWholePolicy) {
     std::memcpy(reinterpret_cast<std::byte*>(out) + kHeadBytes, in,
                 kPolicyBytes);
@@ -98,16 +112,16 @@ void PackedRecord::ScatterPolicy(V6TrainingRecord* out) const {
 
 void PackedRecord::RestoreMarkers(V6TrainingRecord* out) const {
   if (policy_entries_ == kWholePolicy) {
-    FillPolicy(out, kMarkerBits);
+    FillPolicy(out, kIllegalMoveBits);
     return;
   }
-  WriteEntries(out, reinterpret_cast<const std::byte*>(&kMarkerBits), 0);
+  WriteEntries(out, reinterpret_cast<const std::byte*>(&kIllegalMoveBits), 0);
 }
 
 void PackedRecord::WriteEntries(V6TrainingRecord* out, const std::byte* values,
                                 size_t value_stride) const {
   std::byte* policy = reinterpret_cast<std::byte*>(out) + kHeadBytes;
-  const std::byte* indices = bytes_ + kFixedBytes;
+  const std::byte* indices = bytes_ + PolicyOffset();
   for (size_t p = 0; p < policy_entries_; ++p) {
     uint16_t index;
     std::memcpy(&index, indices + p * sizeof(uint16_t), sizeof(index));
@@ -142,9 +156,20 @@ uint32_t PackedRecord::input_format() const {
 
 size_t PackedRecord::heap_bytes() const {
   if (bytes_ == nullptr) return 0;
-  return kFixedBytes + (policy_entries_ == kWholePolicy
-                            ? kPolicyBytes
-                            : policy_entries_ * kPairBytes);
+  return PolicyOffset() + (policy_entries_ == kWholePolicy
+                               ? kPolicyBytes
+                               : policy_entries_ * kPairBytes);
+}
+
+size_t PackedRecord::PolicyOffset() const {
+  return kFixedBytes + (version() == 7 ? sizeof(V7Tail) : 0);
+}
+
+std::optional<V7Tail> PackedRecord::v7_tail() const {
+  if (version() != 7) return std::nullopt;
+  V7Tail tail;
+  std::memcpy(&tail, bytes_ + kFixedBytes, sizeof(tail));
+  return tail;
 }
 
 }  // namespace sluice::lc0

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "stages/lc0/format/policy_entries.h"
@@ -37,9 +38,12 @@ class PackedRecord {
   ~PackedRecord();
 
   static PackedRecord Pack(const V6TrainingRecord& record);
-  // The same, with the record's policy entries already found.
+  // The same, with the record's policy entries already found. A V7 record
+  // (version 7) also keeps its `v7_tail` (the bytes after its first 8356;
+  // when null, q_st from `reserved` and no played indices).
   static PackedRecord Pack(const V6TrainingRecord& record,
-                           const PolicyEntries& entries);
+                           const PolicyEntries& entries,
+                           const V7Tail* v7_tail = nullptr);
   // Writes the packed record to `out` (all of its 8,356 bytes).
   void Unpack(V6TrainingRecord* out) const;
 
@@ -62,6 +66,8 @@ class PackedRecord {
 
   bool empty() const { return bytes_ == nullptr; }
   uint32_t version() const;
+  // The V7 fields of a V7 record; nullopt for older versions.
+  std::optional<V7Tail> v7_tail() const;
   uint32_t input_format() const;
   // Bytes held on the heap.
   size_t heap_bytes() const;
@@ -69,6 +75,9 @@ class PackedRecord {
  private:
   // Policy entries kept as pairs; 0xFFFF means the whole policy is kept.
   static constexpr uint16_t kWholePolicy = 0xFFFF;
+
+  // Where the policy starts in bytes_ (after the V7 tail, if any).
+  size_t PolicyOffset() const;
 
   // Writes, at each kept entry p's index in `out`'s policy, the 4 bytes at
   // values + p * value_stride (a stride of 0 writes one value everywhere).

@@ -19,6 +19,7 @@ absl::StatusOr<RecordVersion> DetectVersion(std::string_view chunk) {
     case 4:
     case 5:
     case 6:
+    case 7:
       return static_cast<RecordVersion>(version);
     default:
       return absl::InvalidArgumentError(
@@ -36,6 +37,8 @@ size_t RecordSize(RecordVersion version) {
       return kV5RecordSize;
     case RecordVersion::kV6:
       return kV6RecordSize;
+    case RecordVersion::kV7:
+      return kV7RecordSize;
   }
   return 0;
 }
@@ -43,6 +46,10 @@ size_t RecordSize(RecordVersion version) {
 void UpconvertToV6(std::string_view record, RecordVersion version,
                    V6TrainingRecord* out) {
   auto* dst = reinterpret_cast<char*>(out);
+  if (version == RecordVersion::kV7) {
+    std::memcpy(dst, record.data(), sizeof(*out));
+    return;
+  }
   if (version == RecordVersion::kV5 || version == RecordVersion::kV6) {
     // V5 already has input_format; its tail (from result_q on) is zero.
     std::memcpy(dst, record.data(), record.size());
@@ -63,7 +70,7 @@ void UpconvertToV6(std::string_view record, RecordVersion version,
 const V6TrainingRecord& ViewAsV6(std::string_view record, RecordVersion version,
                                  V6TrainingRecord* scratch) {
   static_assert(alignof(V6TrainingRecord) == 1);
-  if (version == RecordVersion::kV6) {
+  if (HasV6Fields(version)) {
     return *reinterpret_cast<const V6TrainingRecord*>(record.data());
   }
   UpconvertToV6(record, version, scratch);

@@ -141,8 +141,8 @@ std::optional<RejectReason> CheckRecord(const V6TrainingRecord& record,
     return RejectReason::kResultDRange;
   }
   if (record.plies_left < 0.0f) return RejectReason::kNegativePliesLeft;
-  if (chunk_version != RecordVersion::kV6 && record.result != 1 &&
-      record.result != 0 && record.result != -1) {
+  if (!HasV6Fields(chunk_version) && record.result != 1 && record.result != 0 &&
+      record.result != -1) {
     return RejectReason::kInvalidResult;
   }
   return std::nullopt;

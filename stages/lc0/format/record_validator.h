@@ -36,7 +36,7 @@ namespace sluice::lc0 {
 enum class RejectReason {
   // Chunk-level.
   kEmptyChunk,       // zero bytes
-  kUnknownVersion,   // first 4 bytes are not 3, 4, 5 or 6
+  kUnknownVersion,   // first 4 bytes are not 3, 4, 5, 6 or 7
   kSizeNotMultiple,  // size not a multiple of the record size (or < 4 bytes)
   // Record-level.
   kVersionMismatch,  // record's version differs from the chunk's first one

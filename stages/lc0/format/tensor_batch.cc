@@ -14,10 +14,11 @@ namespace {
 constexpr size_t kPlaneFloats = static_cast<size_t>(kInputPlanes) * 64;
 
 // Floats per position of each tensor, in TensorId order.
-constexpr std::array<size_t, kNumTensors> kFloatsPerSlot = {
-    kPlaneFloats, kPolicySize, 3, 3, 1};
-constexpr std::array<std::string_view, kNumTensors> kNames = {
-    "planes", "probs", "winner", "best_q", "plies_left"};
+constexpr std::array<size_t, kMaxTensors> kFloatsPerSlot = {
+    kPlaneFloats, kPolicySize, 3, 3, 1, 1, 1, 1, 1};
+constexpr std::array<std::string_view, kMaxTensors> kNames = {
+    "planes", "probs", "winner",         "best_q",         "plies_left",
+    "q_st",   "d_st",  "opp_played_idx", "next_played_idx"};
 
 constexpr size_t RoundUp(size_t bytes) {
   return (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
@@ -35,14 +36,16 @@ void TensorBatch::BufferDeleter::operator()(void* p) const {
   }
 }
 
-size_t TensorBatch::AllocationBytes(size_t batch_size) {
-  return TensorBatch(batch_size).allocation_bytes_;
+size_t TensorBatch::AllocationBytes(size_t batch_size, bool v7_fields) {
+  return TensorBatch(batch_size, v7_fields).allocation_bytes_;
 }
 
-TensorBatch::TensorBatch(size_t batch_size)
-    : size_(batch_size), game_ids_(batch_size) {
+TensorBatch::TensorBatch(size_t batch_size, bool v7_fields)
+    : size_(batch_size),
+      tensors_(v7_fields ? kMaxTensors : kNumTensors),
+      game_ids_(batch_size) {
   size_t bytes = 0;
-  for (int t = 0; t < kNumTensors; ++t) {
+  for (int t = 0; t < tensors_; ++t) {
     offsets_[t] = bytes / sizeof(float);
     bytes += RoundUp(kFloatsPerSlot[t] * batch_size * sizeof(float));
   }
@@ -50,7 +53,7 @@ TensorBatch::TensorBatch(size_t batch_size)
 }
 
 absl::StatusOr<TensorBatch> TensorBatch::Create(
-    size_t batch_size, std::shared_ptr<BatchBufferPool> pool) {
+    size_t batch_size, std::shared_ptr<BatchBufferPool> pool, bool v7_fields) {
   if (batch_size == 0) {
     return absl::InvalidArgumentError("TensorBatch needs at least 1 position");
   }
@@ -60,7 +63,7 @@ absl::StatusOr<TensorBatch> TensorBatch::Create(
     return absl::ResourceExhaustedError(
         absl::StrCat("TensorBatch of ", batch_size, " positions is too large"));
   }
-  TensorBatch batch(batch_size);
+  TensorBatch batch(batch_size, v7_fields);
   if (pool != nullptr && pool->bytes() != batch.allocation_bytes_) {
     return absl::InvalidArgumentError(
         absl::StrCat("TensorBatch of ", batch_size, " positions needs ",
@@ -82,6 +85,7 @@ absl::StatusOr<TensorBatch> TensorBatch::Create(
 
 TensorBatch::TensorBatch(TensorBatch&& other) noexcept
     : size_(std::exchange(other.size_, 0)),
+      tensors_(other.tensors_),
       allocation_bytes_(std::exchange(other.allocation_bytes_, 0)),
       offsets_(other.offsets_),
       data_(std::move(other.data_)),
@@ -89,6 +93,7 @@ TensorBatch::TensorBatch(TensorBatch&& other) noexcept
 
 TensorBatch& TensorBatch::operator=(TensorBatch&& other) noexcept {
   size_ = std::exchange(other.size_, 0);
+  tensors_ = other.tensors_;
   allocation_bytes_ = std::exchange(other.allocation_bytes_, 0);
   offsets_ = other.offsets_;
   data_ = std::move(other.data_);
@@ -117,6 +122,10 @@ TensorView TensorBatch::view(TensorId id) const {
       v.shape = {b, 3, 0, 0};
       break;
     case TensorId::kPliesLeft:
+    case TensorId::kQSt:
+    case TensorId::kDSt:
+    case TensorId::kOppPlayedIdx:
+    case TensorId::kNextPlayedIdx:
       v.rank = 1;
       v.shape = {b, 0, 0, 0};
       break;
@@ -140,6 +149,9 @@ float* TensorBatch::best_q(size_t slot) const {
 float* TensorBatch::plies_left(size_t slot) const {
   return data_.get() + offsets_[4] + slot * kFloatsPerSlot[4];
 }
+float* TensorBatch::v7_field(TensorId id, size_t slot) const {
+  return data_.get() + offsets_[Index(id)] + slot;
+}
 
 void TensorBatch::Truncate(size_t size) {
   if (size == 0 || size >= size_) return;
@@ -157,8 +169,8 @@ std::shared_ptr<void> TensorBatch::ReleaseOwnership() && {
 TypedBatch TensorBatch::ToTypedBatch() && {
   const size_t size = size_;
   std::vector<BatchTensor> tensors;
-  tensors.reserve(kNumTensors);
-  for (int t = 0; t < kNumTensors; ++t) {
+  tensors.reserve(tensors_);
+  for (int t = 0; t < tensors_; ++t) {
     const TensorView v = view(static_cast<TensorId>(t));
     tensors.push_back({.name = std::string(v.name),
                        .dtype = DType::kFloat32,

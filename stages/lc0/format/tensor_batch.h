@@ -25,9 +25,22 @@
 
 namespace sluice::lc0 {
 
-// The five tensors, in the order of the training tuple.
-enum class TensorId { kPlanes, kProbs, kWinner, kBestQ, kPliesLeft };
+// The five tensors, in the order of the training tuple, then the four a
+// batch of V7 fields adds (float32 (B,) each; the played indices as
+// floats, 65535 for none).
+enum class TensorId {
+  kPlanes,
+  kProbs,
+  kWinner,
+  kBestQ,
+  kPliesLeft,
+  kQSt,
+  kDSt,
+  kOppPlayedIdx,
+  kNextPlayedIdx
+};
 inline constexpr int kNumTensors = 5;
+inline constexpr int kMaxTensors = 9;
 // Every tensor starts at a multiple of this inside the allocation.
 inline constexpr size_t kTensorAlignment = kBatchBufferAlignment;
 
@@ -50,11 +63,14 @@ class TensorBatch {
   // back to the pool when the batch's last owner drops it). InvalidArgument
   // for 0 or a pool of another size, ResourceExhausted when the allocation
   // fails.
+  // With `v7_fields` the batch also holds q_st, d_st, opp_played_idx and
+  // next_played_idx.
   static absl::StatusOr<TensorBatch> Create(
-      size_t batch_size, std::shared_ptr<BatchBufferPool> pool = nullptr);
+      size_t batch_size, std::shared_ptr<BatchBufferPool> pool = nullptr,
+      bool v7_fields = false);
 
   // Bytes of the allocation of a batch of `batch_size` positions.
-  static size_t AllocationBytes(size_t batch_size);
+  static size_t AllocationBytes(size_t batch_size, bool v7_fields = false);
 
   TensorBatch(TensorBatch&& other) noexcept;
   TensorBatch& operator=(TensorBatch&& other) noexcept;
@@ -75,6 +91,10 @@ class TensorBatch {
   float* winner(size_t slot) const;
   float* best_q(size_t slot) const;
   float* plies_left(size_t slot) const;
+  // The V7 tensor `id` (kQSt and after) of slot `slot`; the batch must hold
+  // V7 fields.
+  float* v7_field(TensorId id, size_t slot) const;
+  bool has_v7_fields() const { return tensors_ == kMaxTensors; }
 
   // The game (chunk) a position came from, for shuffle-quality metrics.
   uint64_t game_id(size_t slot) const { return game_ids_[slot]; }
@@ -96,8 +116,8 @@ class TensorBatch {
   std::shared_ptr<void> ReleaseOwnership() &&;
 
   // The workload-neutral form the pipeline hands on (engine/typed_batch.h):
-  // the five float32 tensors by name, in TensorId order, over the same
-  // allocation (no copy), with the game ids as example ids. The batch is
+  // the five (or nine) float32 tensors by name, in TensorId order, over the
+  // same allocation (no copy), with the game ids as example ids. The batch is
   // left empty, as after ReleaseOwnership().
   TypedBatch ToTypedBatch() &&;
 
@@ -108,11 +128,12 @@ class TensorBatch {
     void operator()(void* p) const;
   };
 
-  explicit TensorBatch(size_t batch_size);
+  TensorBatch(size_t batch_size, bool v7_fields);
 
   size_t size_ = 0;
+  int tensors_ = kNumTensors;
   size_t allocation_bytes_ = 0;
-  std::array<size_t, kNumTensors> offsets_{};  // float offsets, 64B-aligned
+  std::array<size_t, kMaxTensors> offsets_{};  // float offsets, 64B-aligned
   std::unique_ptr<float, BufferDeleter> data_;
   std::vector<uint64_t> game_ids_;
 };

@@ -173,7 +173,7 @@ void TensorExpander::Expand(const V6TrainingRecord& record, TensorBatch* batch,
              sizeof(record.probabilities));
 
   float* winner = batch->winner(slot);
-  if (record.version == 6) {
+  if (record.version >= 6) {
     WdlTriple(record.result_q, record.result_d, winner);
   } else {
     winner[0] = record.result == 1 ? 1.0f : 0.0f;

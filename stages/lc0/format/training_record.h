@@ -19,6 +19,7 @@ inline constexpr size_t kV3RecordSize = 8276;
 inline constexpr size_t kV4RecordSize = 8292;
 inline constexpr size_t kV5RecordSize = 8308;
 inline constexpr size_t kV6RecordSize = 8356;
+inline constexpr size_t kV7RecordSize = 8396;
 
 #pragma pack(push, 1)
 struct V6TrainingRecord {
@@ -73,6 +74,26 @@ static_assert(offsetof(V6TrainingRecord, visits) == 8340);
 static_assert(offsetof(V6TrainingRecord, played_idx) == 8344);
 static_assert(offsetof(V6TrainingRecord, policy_kld) == 8348);
 static_assert(offsetof(V6TrainingRecord, reserved) == 8352);
+
+// The V7 record of lczero-training: a V6 record whose `reserved` word
+// holds q_st, then 40 more bytes. q_st/d_st are a backward moving average
+// of the search's root_q/root_d over the game; opp_played_idx and
+// next_played_idx are the played_idx of the next two records (65535 past
+// the end). The first 8352 bytes are the V6 layout (version 7).
+#pragma pack(push, 1)
+struct V7Tail {
+  float q_st;
+  float d_st;
+  uint16_t opp_played_idx;
+  uint16_t next_played_idx;
+  float reserved[8];
+};
+#pragma pack(pop)
+
+static_assert(sizeof(V7Tail) == kV7RecordSize - kV6RecordSize + 4);
+// Where V7Tail starts inside a V7 record (V6's `reserved`).
+inline constexpr size_t kV7TailOffset = 8352;
+inline constexpr uint16_t kNoPlayedIdx = 65535;
 
 }  // namespace sluice::lc0
 

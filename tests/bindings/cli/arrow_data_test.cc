@@ -11,28 +11,15 @@
 #include "bindings/cli/gen_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "clarrowXXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 TEST(GenArrowTest, WritesFilesThatReadBackRowByRow) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   std::ostringstream out, err;
   ASSERT_EQ(
       RunGenCommand({"arrow", dir.path(), "--rows", "1000", "--files", "3",
@@ -65,7 +52,7 @@ TEST(GenArrowTest, UsageErrors) {
 }
 
 TEST(BenchIoArrowTest, ReportsArrowRowsPerSecond) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   std::ostringstream out, err;
   ASSERT_EQ(
       RunGenCommand({"arrow", dir.path(), "--rows", "300", "--row-bytes", "64"},

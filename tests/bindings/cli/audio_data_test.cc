@@ -23,6 +23,7 @@
 #include "io/arrow/ipc_bytes.h"
 #include "tests/bindings/cli/decoded_clip.h"
 #include "tests/testing/coroutine_runner.h"
+#include "tests/testing/pipeline_test_util.h"
 
 namespace sluice::cli {
 namespace {
@@ -31,22 +32,6 @@ namespace fs = std::filesystem;
 using ::sluice::testing::DecodeClip;
 using ::sluice::testing::DecodedClip;
 using ::testing::HasSubstr;
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern =
-        (fs::temp_directory_path() / "claudioXXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const {
-    return (fs::path(path_) / name).string();
-  }
-
- private:
-  std::string path_;
-};
 
 std::vector<std::byte> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -116,7 +101,7 @@ TEST(GenAudioTest, CorruptRowsOnePerHundredAtLeastOneFromTwenty) {
 }
 
 TEST(GenAudioTest, SameSeedWritesSameBytes) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   const AudioDatasetOptions options = {.dir = dir / "a",
                                        .clips = 60,
                                        .files = 2,
@@ -147,7 +132,7 @@ TEST(GenAudioTest, SameSeedWritesSameBytes) {
 // Rows, labels, batches, durations, every encoding and every kind of damage,
 // as the summary counts them and as the files hold them.
 TEST(GenAudioTest, RowsLabelsEncodingsAndCorruptClips) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   const AudioDatasetOptions options = {.dir = dir / "d",
                                        .clips = 120,
                                        .classes = 5,
@@ -204,7 +189,7 @@ TEST(GenAudioTest, RowsLabelsEncodingsAndCorruptClips) {
 // Hugging Face's Audio layout read back through ArrowFileReader: bytes and
 // a path named after the row and the encoding.
 TEST(GenAudioTest, HfAudioStructReadsBackWithBytesAndPath) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   const AudioDatasetOptions options = {.dir = dir / "hf",
                                        .clips = 40,
                                        .classes = 3,
@@ -267,7 +252,7 @@ TEST(GenAudioTest, HfAudioStructReadsBackWithBytesAndPath) {
 // Every good clip decodes with libsndfile to its spec: the stated sample
 // rate, channels and duration (0.5 to 3 s), all frames without an error.
 TEST(GenAudioTest, GoodClipsDecodeWithLibsndfile) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   const AudioDatasetOptions options = {
       .dir = dir / "decode", .clips = 100, .classes = 8, .seed = 13};
   absl::StatusOr<AudioDataset> written = WriteAudioDataset(options);
@@ -296,7 +281,7 @@ TEST(GenAudioTest, GoodClipsDecodeWithLibsndfile) {
 }
 
 TEST(GenAudioTest, CommandPrintsASummary) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   std::ostringstream out, err;
   ASSERT_EQ(RunGenCommand({"audio", dir / "cli", "--clips", "40", "--classes",
                            "4", "--files", "2", "--seed", "3",
@@ -317,7 +302,7 @@ TEST(GenAudioTest, CommandPrintsASummary) {
 
 // Usage errors: exit code 2, one line naming the flag, nothing written.
 TEST(GenAudioTest, UsageErrorsNameTheFlag) {
-  ScratchDir dir;
+  sluice::testing::TempDir dir;
   const std::string target = dir / "never";
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"audio", target}, "--clips is required"},

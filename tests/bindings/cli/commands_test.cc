@@ -1,5 +1,6 @@
 // The `sluice` subcommands run in-process: argument errors, demo, run,
 // bench io and bench pipeline on a tiny generated data set.
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,32 +19,24 @@
 #include "bindings/cli/run_command.h"
 #include "engine/config_text.h"
 #include "engine/data_loader.h"
+#include "engine/metrics_http_server.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
+#include "tests/bindings/cli/invoke_command.h"
+#include "tests/testing/http_test_client.h"
+#include "tests/testing/trace_check.h"
 
 namespace sluice::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-template <typename Command>
-Result Invoke(Command command, const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = command(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // A tiny data set shared by the tests: 40 games in 4 tars.
 class CommandsTest : public ::testing::Test {
@@ -91,6 +84,12 @@ TEST_F(CommandsTest, ArgumentErrorsAreOneLineAndExitTwo) {
       {Invoke(RunDemoCommand, {"--seconds", "zero"}),
        "sluice demo: bad value 'zero' for --seconds"},
       {Invoke(RunDemoCommand, {"extra"}), "sluice demo: unexpected argument"},
+      {Invoke(RunDemoCommand, {"--metrics-port", "70000"}),
+       "sluice demo: bad value '70000' for --metrics-port"},
+      {Invoke(RunRunCommand, {"a.textproto", "--metrics-port", "0"}),
+       "sluice run: bad value '0' for --metrics-port"},
+      {Invoke(RunBenchCommand, {"pipeline", "--metrics-port", "x"}),
+       "sluice bench pipeline: bad value 'x' for --metrics-port"},
       {Invoke(RunBenchCommand, {}), "sluice bench: expected io or pipeline"},
       {Invoke(RunBenchCommand, {"disk"}), "sluice bench: unknown benchmark"},
       {Invoke(RunBenchCommand, {"io"}), "sluice bench io: expected PATH"},
@@ -190,6 +189,35 @@ TEST_F(CommandsTest, DemoRunsAndSummarisesWithoutEscapeCodes) {
   EXPECT_THAT(result.out, HasSubstr("bottleneck:"));
   EXPECT_THAT(result.out, Not(HasSubstr("\x1b")));
   EXPECT_THAT(result.out, Not(HasSubstr(" 0 positions/s on average")));
+}
+
+TEST_F(CommandsTest, RunServesPrometheusMetricsOnTheFlagsPort) {
+  const fs::path config = fs::path(::testing::TempDir()) / "few.textproto";
+  std::ofstream(config) << R"pb(
+    stage {
+      name: "source"
+      counting_source { count: 1000 }
+    }
+  )pb";
+  const std::string port = absl::StrCat(testing::FreePort());
+  const Result served =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", port});
+  EXPECT_EQ(served.code, 0) << served.err;
+  EXPECT_THAT(served.out, HasSubstr(absl::StrCat(
+                              "Prometheus metrics: http://127.0.0.1:", port,
+                              "/metrics\n")));
+  // A port that is taken: the error names the flag.
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> taken =
+      MetricsHttpServer::Start({}, [] { return std::string(); });
+  ASSERT_TRUE(taken.ok());
+  const std::string busy_port = absl::StrCat((*taken)->port());
+  const Result busy =
+      Invoke(RunRunCommand, {config.string(), "--metrics-port", busy_port});
+  EXPECT_EQ(busy.code, 1);
+  EXPECT_THAT(busy.err, HasSubstr(absl::StrCat(
+                            "sluice run: --metrics-port (", busy_port,
+                            "): cannot listen on 127.0.0.1:", busy_port)));
+  EXPECT_THAT(busy.err, HasSubstr("in use"));
 }
 
 TEST_F(CommandsTest, RunWritesMetricsAsJsonLines) {
@@ -319,6 +347,114 @@ TEST_F(CommandsTest, RunCheckpointFlagsAreChecked) {
   fs::remove(config);
 }
 
+TEST_F(CommandsTest, RunWritesAReportAndATraceOfItsReadsBatchesAndCheckpoints) {
+  auto config = lc0::MakePipeline({.directories = {*data_},
+                                   .mode = lc0::PipelineMode::kEval,
+                                   .batch_size = 64,
+                                   .deterministic = true});
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->set_metrics_interval_seconds(0.05);
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("report_and_trace_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ostringstream out;
+  // Stopped before the end of the data: checkpoints are of a run that goes
+  // on.
+  auto run = RunWithLiveView(*config,
+                             {.max_batches = 20,
+                              .checkpoint_path = (dir / "checkpoint").string(),
+                              .checkpoint_every = 5,
+                              .report_path = (dir / "run.html").string(),
+                              .report_title = "lc0 eval",
+                              .trace_path = (dir / "run.json").string()},
+                             out, /*interactive=*/false);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_THAT(out.str(), HasSubstr("report: " + (dir / "run.html").string()));
+  EXPECT_THAT(out.str(), HasSubstr("trace: " + (dir / "run.json").string()));
+  std::ifstream report(dir / "run.html");
+  std::stringstream html;
+  html << report.rdbuf();
+  EXPECT_THAT(html.str(), HasSubstr("sluice run report"));
+  EXPECT_THAT(html.str(), HasSubstr("lc0 eval"));
+  EXPECT_THAT(html.str(), HasSubstr("positions per second"));
+
+  const testing::TraceSummary trace =
+      testing::CheckTrace((dir / "run.json").string());
+  EXPECT_EQ(trace.dropped_events, 0);
+  // Every batch handed out, the checkpoints taken every 5 and at the end.
+  EXPECT_EQ(trace.spans.at("output"), run->batches);
+  EXPECT_EQ(trace.spans.at("checkpoint"), run->batches / 5 + 1);
+  // The chunk files read, whole (page cache or not).
+  uint64_t source_bytes = 0;
+  for (const auto& stage : run->final_metrics.total_stage_metrics()) {
+    source_bytes += stage.chunk_source_loader().source_bytes();
+  }
+  EXPECT_GT(trace.reads, 0);
+  EXPECT_GT(trace.read_bytes, 0);
+  EXPECT_LE(trace.read_bytes, 2 * source_bytes);
+  // Each stage's busy count accounts for its busy time; its spans on the
+  // worker threads (running, not queued behind other coroutines) for at
+  // most that.
+  for (const auto& stage : run->final_metrics.total_stage_metrics()) {
+    const double busy = stage.load().busy_seconds();
+    const std::string count = stage.name() + " busy coroutines";
+    ASSERT_TRUE(trace.counter_integral.contains(count)) << count;
+    EXPECT_NEAR(trace.counter_integral.at(count), busy, 0.1 * busy) << count;
+    ASSERT_TRUE(trace.busy_seconds.contains(stage.name())) << stage.name();
+    EXPECT_LE(trace.busy_seconds.at(stage.name()), 1.1 * busy + 1e-3)
+        << stage.name();
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(CommandsTest, AReportOrTracePathThatCannotBeWrittenFailsBeforeTheRun) {
+  const fs::path dir = fs::path(::testing::TempDir());
+  const fs::path config = dir / ("eval_" + std::to_string(getpid()));
+  auto eval = lc0::MakePipeline(
+      {.directories = {*data_}, .mode = lc0::PipelineMode::kEval});
+  ASSERT_TRUE(eval.ok());
+  std::ofstream(config) << eval->DebugString();
+  const std::string missing = (dir / "no_such_dir" / "out").string();
+  for (const char* flag : {"--report", "--trace"}) {
+    const Result run = Invoke(RunRunCommand, {config.string(), flag, missing});
+    EXPECT_EQ(run.code, 2) << flag;
+    EXPECT_THAT(run.err,
+                HasSubstr(absl::StrCat("sluice run: ", flag, " ", missing)));
+    EXPECT_THAT(run.err, HasSubstr("does not exist"));
+    // No run: nothing was printed.
+    EXPECT_THAT(run.out, Not(HasSubstr("summary:")));
+    // The demo checks before it generates its data.
+    const Result demo = Invoke(RunDemoCommand, {flag, dir.string()});
+    EXPECT_EQ(demo.code, 2) << flag;
+    EXPECT_THAT(demo.err, HasSubstr("is a directory"));
+    EXPECT_EQ(demo.out, "");
+    const Result bench =
+        Invoke(RunBenchCommand, {"pipeline", "--data", *data_, flag, missing});
+    EXPECT_EQ(bench.code, 2) << flag;
+    EXPECT_THAT(bench.err, HasSubstr(flag));
+  }
+  fs::remove(config);
+}
+
+TEST_F(CommandsTest, BenchPipelineWritesAReportAndATracePerRun) {
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("bench_outputs_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const Result result =
+      Invoke(RunBenchCommand,
+             {"pipeline", "--data", *data_, "--threads", "1,2", "--seconds",
+              "1", "--batches", "3", "--report", (dir / "bench.html").string(),
+              "--trace", (dir / "bench.json").string()});
+  ASSERT_EQ(result.code, 0) << result.err;
+  for (const char* name : {"bench-threads1.html", "bench-threads2.html",
+                           "bench-threads1.json", "bench-threads2.json"}) {
+    EXPECT_TRUE(fs::exists(dir / name)) << name;
+    EXPECT_THAT(result.out, HasSubstr(name));
+  }
+  testing::CheckTrace((dir / "bench-threads2.json").string());
+  fs::remove_all(dir);
+}
+
 TEST_F(CommandsTest, BenchIoJsonHasTheDocumentedKeys) {
   const Result result = Invoke(RunBenchCommand, {"io", *data_, "--json"});
   ASSERT_EQ(result.code, 0) << result.err;
@@ -371,38 +507,44 @@ TEST_F(CommandsTest, BenchIoSmallFilesOnlyUnderTheStatedSize) {
   EXPECT_GE(small_rows, 2);  // io_uring and pread, warm (and cold)
 }
 
-// The comparison's cases on one file: "block/depth/cache" of the runs, and
+// The comparison's cases on one file: "block/depth/case" of the runs, and
 // the cases not run.
-struct FioCases {
+struct ComparedFioCases {
   std::set<std::string> runs;
   std::vector<std::string> skipped;
 };
 
-FioCases CompareWithFio(const std::string& path) {
-  const Result result =
-      Invoke(RunBenchCommand, {"io", path, "--json", "--compare-fio",
-                               "--fio-seconds", "1", "--fio-rounds", "1"});
+ComparedFioCases CompareBenchIoWithFio(const std::string& path,
+                                       const std::string& cases) {
+  const Result result = Invoke(
+      RunBenchCommand, {"io", path, "--json", "--compare-fio", "--fio-seconds",
+                        "1", "--fio-rounds", "1", "--fio-cases", cases});
   EXPECT_EQ(result.code, 0) << result.err;
   const google::protobuf::Struct parsed = ParseJson(result.out);
   const auto& fio = parsed.fields().at("fio").struct_value().fields();
-  FioCases cases;
+  ComparedFioCases found;
   if (fio.contains("error")) {
     ADD_FAILURE() << fio.at("error").string_value();
-    return cases;
+    return found;
   }
-  for (const auto& run : fio.at("runs").list_value().values()) {
+  EXPECT_GE(fio.at("cpu").number_value(), 0);
+  for (const auto& run : fio.at("cases").list_value().values()) {
     const auto& fields = run.struct_value().fields();
-    EXPECT_GT(fields.at("fio_gb_per_s").number_value(), 0);
-    EXPECT_GT(fields.at("sluice_gb_per_s").number_value(), 0);
-    cases.runs.insert(absl::StrCat(
+    for (const char* tool : {"fio_gb_per_s", "sluice_gb_per_s"}) {
+      const auto& spread = fields.at(tool).struct_value().fields();
+      EXPECT_GT(spread.at("median").number_value(), 0) << tool;
+      EXPECT_LE(spread.at("low").number_value(),
+                spread.at("high").number_value());
+    }
+    found.runs.insert(absl::StrCat(
         static_cast<int64_t>(fields.at("block_bytes").number_value()), "/",
         static_cast<int64_t>(fields.at("queue_depth").number_value()), "/",
-        fields.at("cache").string_value()));
+        fields.at("case").string_value()));
   }
   for (const auto& skipped : fio.at("skipped").list_value().values()) {
-    cases.skipped.push_back(skipped.string_value());
+    found.skipped.push_back(skipped.string_value());
   }
-  return cases;
+  return found;
 }
 
 TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
@@ -411,13 +553,20 @@ TEST_F(CommandsTest, BenchIoComparesWithFioLikeForLike) {
   }
   const fs::path big = fs::path(::testing::TempDir()) /
                        ("sluice_fio_" + std::to_string(getpid()) + ".bin");
-  std::ofstream(big) << std::string(3 << 20, 'x');
-  // Cold runs need posix_fadvise, which every Linux file system here takes.
-  const FioCases cases = CompareWithFio(big.string());
-  EXPECT_EQ(cases.runs,
-            (std::set<std::string>{"1048576/32/cold", "1048576/32/warm",
-                                   "65536/1/cold", "65536/1/warm"}));
-  EXPECT_TRUE(cases.skipped.empty());
+  std::ofstream(big) << std::string((3 << 20) + 1000, 'x');
+  // Cold runs need posix_fadvise, which every Linux file system here takes;
+  // direct ones O_DIRECT, which tmpfs for one does not do.
+  const ComparedFioCases cases =
+      CompareBenchIoWithFio(big.string(), "cold,warm,direct");
+  std::set<std::string> expected = {"1048576/32/cold", "1048576/32/warm",
+                                    "65536/1/cold", "65536/1/warm"};
+  if (cases.skipped.empty()) {
+    expected.insert({"1048576/32/direct", "65536/1/direct"});
+  } else {
+    ASSERT_EQ(cases.skipped.size(), 1u);
+    EXPECT_THAT(cases.skipped[0], HasSubstr("direct: "));
+  }
+  EXPECT_EQ(cases.runs, expected);
   fs::remove(big);
 }
 
@@ -426,11 +575,53 @@ TEST_F(CommandsTest, BenchIoSaysWhichFioCasesAFileIsTooSmallFor) {
     GTEST_SKIP() << "fio is not installed (scripts/setup.sh installs it)";
   }
   // The data's tars hold 10 small games each: under one 1 MiB block.
-  const FioCases cases = CompareWithFio(*data_);
-  EXPECT_EQ(cases.runs,
-            (std::set<std::string>{"65536/1/cold", "65536/1/warm"}));
-  ASSERT_EQ(cases.skipped.size(), 1u);
-  EXPECT_THAT(cases.skipped[0], HasSubstr("1MiB blocks: the largest file has"));
+  const ComparedFioCases cases = CompareBenchIoWithFio(*data_, "warm");
+  EXPECT_EQ(cases.runs, (std::set<std::string>{"65536/1/warm"}));
+  EXPECT_THAT(cases.skipped,
+              Contains(HasSubstr("1MiB blocks: the largest file has")));
+}
+
+// --direct adds O_DIRECT rows for io_uring and pread; where the file
+// system refuses O_DIRECT (tmpfs), they read buffered and a warning counts
+// the files.
+TEST_F(CommandsTest, BenchIoDirectRowsAndTheirFallbackOnTmpfs) {
+  const Result result =
+      Invoke(RunBenchCommand,
+             {"io", *data_, "--direct", "--json", "--small-files-limit", "1"});
+  ASSERT_EQ(result.code, 0) << result.err;
+  const google::protobuf::Struct parsed = ParseJson(result.out);
+  std::set<std::string> direct_methods;
+  for (const auto& row : parsed.fields().at("results").list_value().values()) {
+    const auto& fields = row.struct_value().fields();
+    if (fields.at("cache").string_value() != "direct") continue;
+    EXPECT_GT(fields.at("bytes").number_value(), 0);
+    direct_methods.insert(fields.at("method").string_value());
+  }
+  EXPECT_EQ(direct_methods, (std::set<std::string>{"io_uring", "pread"}));
+
+  struct statfs shm;
+  if (statfs("/dev/shm", &shm) != 0 || shm.f_type != 0x01021994) {
+    GTEST_SKIP() << "no tmpfs at /dev/shm here";
+  }
+  const fs::path in_memory =
+      fs::path("/dev/shm") / ("sluice_direct_" + std::to_string(getpid()));
+  fs::create_directories(in_memory);
+  std::ofstream(in_memory / "a.bin") << std::string(100000, 'x');
+  const Result tmpfs =
+      Invoke(RunBenchCommand, {"io", in_memory.string(), "--direct"});
+  fs::remove_all(in_memory);
+  ASSERT_EQ(tmpfs.code, 0) << tmpfs.err;
+  EXPECT_THAT(tmpfs.err, HasSubstr("warning: O_DIRECT refused for 1 of 1 "
+                                   "files (the file system keeps files in "
+                                   "memory"));
+  EXPECT_THAT(tmpfs.out, HasSubstr(" direct "));
+}
+
+TEST_F(CommandsTest, BenchIoRejectsAnUnknownFioCase) {
+  const Result result =
+      Invoke(RunBenchCommand, {"io", *data_, "--fio-cases", "warm,tepid"});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_THAT(result.err, HasSubstr("unknown --fio-cases case 'tepid'"));
 }
 
 TEST_F(CommandsTest, BenchPipelineJsonHasTheDocumentedKeys) {

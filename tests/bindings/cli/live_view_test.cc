@@ -1,5 +1,5 @@
 // LiveView on a terminal (its output replayed on a small terminal model of
-// the escape codes it uses) and the run summary's bottleneck.
+// the escape codes it uses) and the run summary.
 #include "bindings/cli/live_view.h"
 
 #include <sstream>
@@ -198,50 +198,19 @@ TEST(ClipToColumnsTest, CountsOnlyVisibleCharacters) {
   EXPECT_EQ(ClipToColumns("h\xc3\xa9llo", 2), "h\xc3\xa9");
 }
 
-// Totals of a run in which `stage` was busy `busy` of `capacity` seconds,
-// while its last interval's load (a gauge) says `last_load`.
-void AddTotals(DataLoaderMetricsProto& metrics, const std::string& stage,
-               double busy, double capacity, double last_load) {
-  StageMetricProto* totals = metrics.add_total_stage_metrics();
-  totals->set_name(stage);
-  totals->mutable_load()->set_busy_seconds(busy);
-  totals->mutable_load()->set_capacity_seconds(capacity);
-  totals->mutable_load()->set_load(last_load);
-}
-
-TEST(FindBottleneckTest, ComesFromTheRunsTotalsNotTheLastInterval) {
-  DataLoaderMetricsProto metrics;
-  metrics.set_elapsed_seconds(10);
-  AddTotals(metrics, "files", 1, 10, /*last_load=*/1.0);
-  AddTotals(metrics, "a_stage_with_a_long_name", 9, 10, /*last_load=*/0.1);
-  AddTotals(metrics, "c", 4, 10, 0.5);
-  const Bottleneck bottleneck = FindBottleneck(FourStages(), metrics, {});
-  EXPECT_EQ(bottleneck.stage, "a_stage_with_a_long_name");
-}
-
-TEST(FindBottleneckTest, AStarvedStageIsNotTheBottleneck) {
-  DataLoaderMetricsProto metrics;
-  AddTotals(metrics, "files", 2, 10, 0.2);
-  AddTotals(metrics, "c", 9, 10, 0.9);
-  const Bottleneck bottleneck = FindBottleneck(
-      FourStages(), metrics, {{"a_stage_with_a_long_name.output", 0.05}});
-  EXPECT_EQ(bottleneck.stage, "files");
-}
-
-TEST(FindBottleneckTest, NoneNamedForARunTooShortToHaveOne) {
+TEST(LiveViewTest, SummaryNamesNoBottleneckForARunTooShortToHaveOne) {
   DataLoaderMetricsProto metrics;
   metrics.set_elapsed_seconds(0.02);
-  AddTotals(metrics, "files", 0.001, 0.02, /*last_load=*/0.9);
-  AddTotals(metrics, "c", 0.004, 0.02, 0.2);
-  const Bottleneck bottleneck = FindBottleneck(FourStages(), metrics, {});
-  EXPECT_EQ(bottleneck.stage, "");
-  EXPECT_THAT(bottleneck.why_none, HasSubstr("too short"));
-  EXPECT_THAT(bottleneck.why_none, HasSubstr("c"));
-
+  for (const char* name : {"files", "c"}) {
+    StageMetricProto* totals = metrics.add_total_stage_metrics();
+    totals->set_name(name);
+    totals->mutable_load()->set_busy_seconds(0.004);
+    totals->mutable_load()->set_capacity_seconds(0.02);
+  }
   const DataLoaderConfig config = FourStages();
   std::ostringstream out;
   LiveView view(config, out, /*interactive=*/false);
-  view.PrintSummary(metrics);
+  view.PrintSummary(metrics, {});
   EXPECT_THAT(out.str(), HasSubstr("bottleneck: none named, the run was too"));
   EXPECT_THAT(out.str(), Not(HasSubstr("bottleneck: files")));
 }

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/atomic_file.h"
-#include "sluice/errors.h"
 #include "tests/stages/batch_queue/batch_queue_test_util.h"
 
 namespace sluice::batch_queue {

@@ -17,7 +17,7 @@ namespace {
 using ::sluice::testing::CoroutineRunner;
 using Shuffler = ReservoirShuffler<int>;
 
-std::vector<int> Iota(int count) {
+std::vector<int> IotaInts(int count) {
   std::vector<int> values(count);
   for (int i = 0; i < count; ++i) values[i] = i;
   return values;
@@ -51,7 +51,7 @@ TEST(ReservoirShufflerTest, TakeWhileRoomKeepsMinFillAndTheRoom) {
   // The rest drains by TakeRandom: all of 0..7 exactly once.
   while (shuffler.residents() > 0) sent.push_back(shuffler.TakeRandom());
   std::sort(sent.begin(), sent.end());
-  EXPECT_EQ(sent, Iota(8));
+  EXPECT_EQ(sent, IotaInts(8));
 }
 
 TEST(ReservoirShufflerTest, MinFillZeroPassesStraightThrough) {
@@ -81,8 +81,8 @@ TEST(ReservoirShufflerTest, OrderDependsOnlyOnSeed) {
   EXPECT_NE(ShuffleOnce(16, 500, 8), a);
   std::vector<int> sorted = a;
   std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(sorted, Iota(500));
-  EXPECT_NE(a, Iota(500));
+  EXPECT_EQ(sorted, IotaInts(500));
+  EXPECT_NE(a, IotaInts(500));
 }
 
 // Run(), driven step by step: nothing leaves before min_fill items are in,
@@ -115,7 +115,7 @@ TEST(ReservoirShufflerTest, RunWaitsForMinFillThenDrainsOnClose) {
   std::vector<int> out;
   while (std::optional<int> item = output.TryReceive()) out.push_back(*item);
   std::sort(out.begin(), out.end());
-  EXPECT_EQ(out, Iota(11));
+  EXPECT_EQ(out, IotaInts(11));
   const ReservoirMetrics drained = shuffler.TakeMetrics();
   EXPECT_EQ(drained.fill, 0u);
   EXPECT_EQ(drained.received, 0u);  // since the previous call
@@ -147,7 +147,7 @@ TEST(ReservoirShufflerTest, RunGrowsWhileOutputIsFull) {
   }
   runner.RunToCompletion();
   std::sort(out.begin(), out.end());
-  EXPECT_EQ(out, Iota(10));
+  EXPECT_EQ(out, IotaInts(10));
 }
 
 // An item that says what it holds (ResidentBytes, found by
@@ -244,7 +244,7 @@ TEST(ReservoirShufflerTest, DeterministicOutputDoesNotDependOnOutputRoom) {
   EXPECT_EQ(DeterministicRun(3, false), reference);
   std::vector<int> sorted = reference;
   std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(sorted, Iota(200));
+  EXPECT_EQ(sorted, IotaInts(200));
 }
 
 TEST(ReservoirShufflerTest, RunReturnsWhenOutputIsCancelled) {

@@ -14,6 +14,7 @@
 #include "engine/metrics_accumulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "io/direct_file.h"
 #include "stages/lc0/chunk.h"
 #include "stages/lc0/chunk_source_loader.h"
 #include "stages/lc0/shuffling_chunk_pool.h"
@@ -23,6 +24,7 @@
 namespace sluice::lc0 {
 namespace {
 
+using ::sluice::testing::TmpfsDirectory;
 using testing::ChunkTar;
 using testing::FakeGzip;
 using ::testing::HasSubstr;
@@ -38,14 +40,17 @@ using testing::WriteFileAtomically;
 using Key = std::pair<std::string, uint64_t>;
 
 std::string Feed(const std::string& dir, const std::string& mode,
-                 const std::string& pool, bool io_uring = true) {
+                 const std::string& pool, bool io_uring = true,
+                 const std::string& loader = "") {
   return "worker_threads: 2 metrics_interval_seconds: 0.02 seed: 7 "
          "use_io_uring: " +
          std::string(io_uring ? "true" : "false") +
          " stage { name: 'files' file_path_provider { directory: '" + dir +
          "' mode: " + mode +
          " } } "
-         "stage { name: 'loader' input: 'files' chunk_source_loader {} } "
+         "stage { name: 'loader' input: 'files' chunk_source_loader { " +
+         loader +
+         " } } "
          "stage { name: 'pool' input: 'loader' shuffling_chunk_pool { " +
          pool + " } }";
 }
@@ -99,6 +104,50 @@ INSTANTIATE_TEST_SUITE_P(Backends, SinglePassTest, ::testing::Bool(),
                          [](const auto& info) {
                            return info.param ? "io_uring" : "fallback";
                          });
+
+// direct_io: the same chunks, read past the page cache; where the file
+// system refuses O_DIRECT (tmpfs at /dev/shm), read buffered and counted.
+TEST(ChunkSourceLoaderTest, DirectIoDeliversTheSameChunks) {
+  for (const bool in_memory : {false, true}) {
+    if (in_memory && TmpfsDirectory().empty()) continue;
+    SCOPED_TRACE(in_memory ? "tmpfs" : "temp dir");
+    const TempDir temp(in_memory ? TmpfsDirectory() : "");
+    const std::string& dir = temp.path();
+    std::set<Key> expected;
+    for (int t = 0; t < 3; ++t) {
+      const std::string name = "t" + std::to_string(t) + ".tar";
+      WriteFile(dir + "/" + name, ChunkTar(50 + 7 * t, 100 * t));
+      for (int i = 0; i < 50 + 7 * t; ++i) expected.insert({name, i});
+    }
+    for (int g = 0; g < 4; ++g) {
+      const std::string name = "training." + std::to_string(g) + ".gz";
+      WriteFile(dir + "/" + name, FakeGzip(name + std::string(5000, 'z')));
+      expected.insert({name, 0});
+    }
+    absl::StatusOr<io::ReadableFile> probe =
+        io::OpenForReading(dir + "/t0.tar", /*direct=*/true);
+    ASSERT_TRUE(probe.ok()) << probe.status();
+    close(probe->fd);
+    const uint64_t refused = probe->refusal.empty() ? 0 : 7;
+    DataLoader loader(CreateStage);
+    loader.Configure(
+        ParseConfig(Feed(dir, "ONCE", "single_pass: true reader_parallelism: 8",
+                         /*io_uring=*/true, "direct_io: true")));
+    loader.Start();
+    std::set<Key> seen;
+    for (const Chunk& chunk : Drain(loader)) {
+      seen.insert({chunk.source_name, chunk.index_in_source});
+      EXPECT_EQ(chunk.data.substr(0, 2), "\x1f\x8b");
+    }
+    loader.Stop();
+    EXPECT_EQ(seen, expected);
+    EXPECT_EQ(
+        StageTotals(loader, "loader").chunk_source_loader().direct_io_refused(),
+        refused);
+    EXPECT_EQ(StageTotals(loader, "pool").shuffling_chunk_pool().read_errors(),
+              0u);
+  }
+}
 
 TEST(ShufflingChunkPoolTest, PassesCoverTheWindowWithoutRepeats) {
   TempDir dir;

@@ -1,12 +1,14 @@
 #include "stages/lc0/chunk.h"
 
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,8 +28,10 @@ using testing::TempDir;
 using testing::WriteFile;
 
 // Runs Index / ReadChunk synchronously on a reader with io_uring or with
-// its fallback (the test parameter).
-class ChunkSourceTest : public ::testing::TestWithParam<bool> {
+// its fallback, on sources opened with O_DIRECT or buffered (the test
+// parameters).
+class ChunkSourceTest
+    : public ::testing::TestWithParam<std::tuple<bool, bool>> {
  protected:
   absl::Status Index(const std::shared_ptr<ChunkSource>& source) {
     absl::Status status;
@@ -48,7 +52,7 @@ class ChunkSourceTest : public ::testing::TestWithParam<bool> {
 
   std::shared_ptr<ChunkSource> Open(const std::string& path) {
     absl::StatusOr<std::shared_ptr<ChunkSource>> source =
-        ChunkSource::Open(path);
+        ChunkSource::Open(path, /*direct_io=*/std::get<1>(GetParam()));
     EXPECT_TRUE(source.ok()) << source.status();
     return source.ok() ? *source : nullptr;
   }
@@ -57,7 +61,7 @@ class ChunkSourceTest : public ::testing::TestWithParam<bool> {
   template <typename Lambda>
   void Run(Lambda lambda) {
     asio::io_context io;
-    io::AsyncFileReader reader(io, {.use_io_uring = GetParam()});
+    io::AsyncFileReader reader(io, {.use_io_uring = std::get<0>(GetParam())});
     reader_ = &reader;
     sluice::testing::CoroutineRunner runner(io);
     runner.Spawn(std::move(lambda));
@@ -213,10 +217,35 @@ TEST_P(ChunkSourceTest, FilteredViewKeepsOriginalIndices) {
   EXPECT_EQ(whole->size(), 0u);  // views are indexed independently
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ChunkSourceTest, ::testing::Bool(),
-                         [](const auto& info) {
-                           return info.param ? "io_uring" : "fallback";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Backends, ChunkSourceTest,
+    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "io_uring" : "fallback") +
+             (std::get<1>(info.param) ? "_direct" : "_buffered");
+    });
+
+// tmpfs keeps files in memory: a source asked to read with O_DIRECT there
+// is read buffered and says why.
+TEST(ChunkSourceOpenTest, DirectIoOnTmpfsFallsBackAndSaysWhy) {
+  struct statfs shm;
+  if (statfs("/dev/shm", &shm) != 0 || shm.f_type != 0x01021994) {
+    GTEST_SKIP() << "no tmpfs at /dev/shm here";
+  }
+  const std::string path =
+      "/dev/shm/sluice_chunk_test_" + std::to_string(getpid()) + ".tar";
+  WriteFile(path, ChunkTar(2));
+  absl::StatusOr<std::shared_ptr<ChunkSource>> source =
+      ChunkSource::Open(path, /*direct_io=*/true);
+  ASSERT_TRUE(source.ok()) << source.status();
+  EXPECT_NE((*source)->direct_io_refusal().find("tmpfs"), std::string::npos)
+      << (*source)->direct_io_refusal();
+  absl::StatusOr<std::shared_ptr<ChunkSource>> buffered =
+      ChunkSource::Open(path);
+  ASSERT_TRUE(buffered.ok()) << buffered.status();
+  EXPECT_TRUE((*buffered)->direct_io_refusal().empty());
+  std::filesystem::remove(path);
+}
 
 TEST(ChunkSourceOpenTest, Errors) {
   TempDir dir;

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "stages/lc0/format/data_generator.h"
 #include "stages/lc0/format/tensor_batch.h"
+#include "tests/testing/byte_hash.h"
 
 namespace sluice::lc0::testing {
 
@@ -56,36 +57,25 @@ void SetRecord(std::string* raw, size_t i, const V6TrainingRecord& record) {
   std::memcpy(raw->data() + i * kV6RecordSize, &record, kV6RecordSize);
 }
 
-namespace {
-
-// FNV-1a over `bytes`, continuing from `hash`.
-uint64_t MixBytes(uint64_t hash, const void* data, size_t bytes) {
-  const auto* begin = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < bytes; ++i)
-    hash = (hash ^ begin[i]) * 0x100000001b3ULL;
-  return hash;
-}
-
-constexpr uint64_t kHashStart = 0xcbf29ce484222325ULL;
-
-}  // namespace
+using ::sluice::testing::HashBytes;
+using ::sluice::testing::kByteHashStart;
 
 uint64_t PositionHash(const TensorBatch& batch, size_t slot) {
-  uint64_t hash = kHashStart;
-  hash = MixBytes(hash, batch.planes(slot), kInputPlanes * 64 * sizeof(float));
-  hash = MixBytes(hash, batch.probs(slot), kPolicySize * sizeof(float));
-  hash = MixBytes(hash, batch.winner(slot), 3 * sizeof(float));
-  hash = MixBytes(hash, batch.best_q(slot), 3 * sizeof(float));
-  hash = MixBytes(hash, batch.plies_left(slot), sizeof(float));
+  uint64_t hash = kByteHashStart;
+  hash = HashBytes(hash, batch.planes(slot), kInputPlanes * 64 * sizeof(float));
+  hash = HashBytes(hash, batch.probs(slot), kPolicySize * sizeof(float));
+  hash = HashBytes(hash, batch.winner(slot), 3 * sizeof(float));
+  hash = HashBytes(hash, batch.best_q(slot), 3 * sizeof(float));
+  hash = HashBytes(hash, batch.plies_left(slot), sizeof(float));
   return hash;
 }
 
 uint64_t PositionHash(const TypedBatch& batch, size_t slot) {
-  uint64_t hash = kHashStart;
+  uint64_t hash = kByteHashStart;
   for (const BatchTensor& tensor : batch.tensors()) {
     const size_t row = tensor.bytes / batch.size();
-    hash =
-        MixBytes(hash, static_cast<const char*>(tensor.data) + slot * row, row);
+    hash = HashBytes(hash, static_cast<const char*>(tensor.data) + slot * row,
+                     row);
   }
   return hash;
 }

@@ -14,6 +14,7 @@
 #include "stages/stage_factory.h"
 #include "tests/stages/lc0/chunk_test_util.h"
 #include "tests/stages/lc0/frame_test_util.h"
+#include "tests/testing/sanitizers.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -23,25 +24,34 @@ using ::sluice::lc0::testing::ParseConfig;
 using ::sluice::lc0::testing::PositionHash;
 using ::sluice::lc0::testing::StageTotals;
 using ::sluice::lc0::testing::TempDir;
+using ::sluice::testing::UnlessSanitizer;
 
 // How many times each position hash occurs.
 using HashCounts = std::map<uint64_t, int>;
 
-// Writes 30 games in 3 tars (seed 5) and 4 loose games (seed 6) into `dir`;
-// returns the hashes of every position's tensors, expanded directly.
+// The data set: 3 tars of kGamesPerTar games (seed 5) and 4 loose games
+// (seed 6); a smaller one under a sanitizer.
+constexpr int kGamesPerTar = UnlessSanitizer(10, 4);
+constexpr int kLooseGames = 4;
+constexpr uint64_t kGames = 3 * kGamesPerTar + kLooseGames;
+
+// Writes the data set into `dir`; returns the hashes of every position's
+// tensors, expanded directly.
 HashCounts WriteDataSet(const std::string& dir) {
   HashCounts expected;
   absl::StatusOr<TensorBatch> batch = TensorBatch::Create(1);
   absl::StatusOr<TensorExpander> expander = TensorExpander::Create(1);
   EXPECT_TRUE(batch.ok() && expander.ok());
   for (const auto& [seed, mode, games] :
-       {std::tuple{uint64_t{5}, OutputMode::kTar, 30},
-        std::tuple{uint64_t{6}, OutputMode::kLoose, 4}}) {
+       {std::tuple{uint64_t{5}, OutputMode::kTar, 3 * kGamesPerTar},
+        std::tuple{uint64_t{6}, OutputMode::kLoose, kLooseGames}}) {
     const GeneratorOptions options{
         .seed = seed, .version = 6, .input_format = 1};
-    absl::StatusOr<GeneratedFiles> files = WriteGames(
-        options,
-        {.mode = mode, .dir = dir, .games = games, .games_per_tar = 10});
+    absl::StatusOr<GeneratedFiles> files =
+        WriteGames(options, {.mode = mode,
+                             .dir = dir,
+                             .games = games,
+                             .games_per_tar = kGamesPerTar});
     EXPECT_TRUE(files.ok()) << files.status();
     for (int game = 0; game < games; ++game) {
       absl::StatusOr<std::string> raw = GenerateGame(options, game);
@@ -89,10 +99,15 @@ TEST(Lc0PipelineTest, EvalYieldsEveryPositionExactlyOnceThenEnds) {
   for (const auto& [hash, count] : expected) positions += count;
   EXPECT_EQ(tensors.positions(), positions);
   EXPECT_EQ(StageTotals(loader, "unpacker").chunk_unpacker().chunks_unpacked(),
-            34u);
+            kGames);
 }
 
 TEST(Lc0PipelineTest, TrainDeliversFullBatchesUntilStopped) {
+  // More positions than the data set holds (at most 250 a game): the pool
+  // starts new passes, the stream goes on.
+  constexpr int kBatches = UnlessSanitizer(20, 5);
+  static_assert(kBatches * 1024 > kGames * 250);
+  constexpr uint64_t kReservoir = UnlessSanitizer(4000, 1600);
   TempDir dir;
   WriteDataSet(dir.path());
   DataLoader loader(CreateStage);
@@ -100,14 +115,12 @@ TEST(Lc0PipelineTest, TrainDeliversFullBatchesUntilStopped) {
   config.set_worker_threads(2);
   for (StageConfig& stage : *config.mutable_stage()) {
     if (!stage.has_shuffling_frame_sampler()) continue;
-    stage.mutable_shuffling_frame_sampler()->set_reservoir_size(4000);
-    stage.mutable_shuffling_frame_sampler()->set_min_fill(2000);
+    stage.mutable_shuffling_frame_sampler()->set_reservoir_size(kReservoir);
+    stage.mutable_shuffling_frame_sampler()->set_min_fill(kReservoir / 2);
   }
   loader.Configure(config);
   loader.Start();
-  // 20 batches are more positions than the data set holds: the pool starts
-  // new passes, the stream goes on.
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < kBatches; ++i) {
     std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>();
     ASSERT_TRUE(batch.has_value());
     EXPECT_EQ(batch->size(), 1024u);
@@ -115,8 +128,9 @@ TEST(Lc0PipelineTest, TrainDeliversFullBatchesUntilStopped) {
   loader.Stop();
   EXPECT_FALSE(loader.GetNext<TypedBatch>().has_value());
   const StageMetricProto sampler = StageTotals(loader, "sampler");
-  EXPECT_EQ(sampler.shuffling_frame_sampler().capacity(), 4000u);
-  EXPECT_GE(sampler.shuffling_frame_sampler().frames_received(), 20u * 1024);
+  EXPECT_EQ(sampler.shuffling_frame_sampler().capacity(), kReservoir);
+  EXPECT_GE(sampler.shuffling_frame_sampler().frames_received(),
+            uint64_t{kBatches} * 1024);
 }
 
 // Two unpackers share the pool's output; each feeds its own sampler and
@@ -177,7 +191,7 @@ TEST(Lc0PipelineTest, SeveralUnpackersAndSamplersInParallel) {
   EXPECT_EQ(
       StageTotals(loader, "unpacker_a").chunk_unpacker().chunks_unpacked() +
           StageTotals(loader, "unpacker_b").chunk_unpacker().chunks_unpacked(),
-      34u);
+      kGames);
 }
 
 }  // namespace

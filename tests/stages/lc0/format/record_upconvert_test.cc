@@ -31,6 +31,8 @@ std::string Serialize(const V6TrainingRecord& rec, RecordVersion version) {
       // Version, then everything from probabilities on (no input_format).
       return std::string(bytes, 4) +
              std::string(bytes + 8, RecordSize(version) - 4);
+    case RecordVersion::kV7:  // written by the rescorer, never read here
+      break;
   }
   return "";
 }
@@ -47,7 +49,7 @@ TEST(DetectVersionTest, ReadsTheFirstFourBytes) {
 
 TEST(DetectVersionTest, RejectsUnknownAndShortInput) {
   std::string chunk(8, '\0');
-  chunk[0] = 7;
+  chunk[0] = 8;  // V3-V7 are known; 8 is not
   EXPECT_EQ(DetectVersion(chunk).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(DetectVersion("\x06").status().code(),

@@ -48,12 +48,19 @@ TEST(CheckChunkTest, AcceptsWholeRecords) {
   EXPECT_EQ(check.record_size, kV6RecordSize);
   EXPECT_EQ(check.record_count, 2u);
   EXPECT_EQ(CheckChunk(Chunk(3, 3 * kV3RecordSize)).record_count, 3u);
+  const ChunkCheck v7 = CheckChunk(Chunk(7, 2 * kV7RecordSize));
+  EXPECT_FALSE(v7.reject.has_value());
+  EXPECT_EQ(v7.version, RecordVersion::kV7);
+  EXPECT_EQ(v7.record_size, kV7RecordSize);
+  // A V6-sized chunk that claims V7.
+  EXPECT_EQ(CheckChunk(Chunk(7, kV6RecordSize)).reject,
+            RejectReason::kSizeNotMultiple);
 }
 
 TEST(CheckChunkTest, ChunkLevelReasons) {
   EXPECT_EQ(CheckChunk("").reject, RejectReason::kEmptyChunk);
   EXPECT_EQ(CheckChunk("\x06\x00").reject, RejectReason::kSizeNotMultiple);
-  EXPECT_EQ(CheckChunk(Chunk(7, kV6RecordSize)).reject,
+  EXPECT_EQ(CheckChunk(Chunk(8, kV7RecordSize)).reject,
             RejectReason::kUnknownVersion);
   EXPECT_EQ(CheckChunk(Chunk(6, kV6RecordSize + 1)).reject,
             RejectReason::kSizeNotMultiple);

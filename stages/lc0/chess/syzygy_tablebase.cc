@@ -1,0 +1,264 @@
+#include "stages/lc0/chess/syzygy_tablebase.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "stages/lc0/chess/internal/syzygy_file_check.h"
+
+extern "C" {
+#include <tbprobe.h>
+}
+
+namespace sluice::lc0::chess {
+namespace {
+
+// fathom's global state: which paths it was initialised with and how many
+// SyzygyTablebase objects use it.
+struct FathomState {
+  std::mutex mutex;
+  std::string paths;
+  int users = 0;
+  // Serialises probes that may parse a table on first use: DTZ probes, and
+  // WDL probes too when some WDL table could not be parsed at load.
+  std::mutex dtz_mutex;
+  bool serialize_wdl = false;
+};
+
+FathomState& State() {
+  static FathomState* state = new FathomState;
+  return *state;
+}
+
+struct FathomBoard {
+  uint64_t white, black, kings, queens, rooks, bishops, knights, pawns;
+  unsigned ep;
+  bool turn;
+};
+
+FathomBoard ToFathom(const Position& position) {
+  return FathomBoard{.white = position.pieces(kWhite),
+                     .black = position.pieces(kBlack),
+                     .kings = position.pieces(kKing),
+                     .queens = position.pieces(kQueen),
+                     .rooks = position.pieces(kRook),
+                     .bishops = position.pieces(kBishop),
+                     .knights = position.pieces(kKnight),
+                     .pawns = position.pieces(kPawn),
+                     .ep = position.en_passant() < 0
+                               ? 0u
+                               : static_cast<unsigned>(position.en_passant()),
+                     .turn = position.side_to_move() == kWhite};
+}
+
+Move FromFathomMove(const Position& position, unsigned tb_move) {
+  Move move{.from = static_cast<uint8_t>(TB_MOVE_FROM(tb_move)),
+            .to = static_cast<uint8_t>(TB_MOVE_TO(tb_move))};
+  switch (TB_MOVE_PROMOTES(tb_move)) {
+    case TB_PROMOTES_QUEEN:
+      move.promotion = kQueen;
+      break;
+    case TB_PROMOTES_ROOK:
+      move.promotion = kRook;
+      break;
+    case TB_PROMOTES_BISHOP:
+      move.promotion = kBishop;
+      break;
+    case TB_PROMOTES_KNIGHT:
+      move.promotion = kKnight;
+      break;
+    default:
+      break;
+  }
+  if (move.promotion != kPawn) {
+    move.kind = Move::Kind::kPromotion;
+  } else if ((position.pieces(kPawn) & SquareBit(move.from)) &&
+             FileOf(move.from) != FileOf(move.to) &&
+             !(position.occupied() & SquareBit(move.to))) {
+    move.kind = Move::Kind::kEnPassant;
+  }
+  return move;
+}
+
+// The table files under `paths` that fathom would open: for each name, the
+// file in the first directory that holds it.
+absl::StatusOr<std::map<std::string, std::string>> FindTableFiles(
+    const std::vector<std::string>& paths) {
+  std::map<std::string, std::string> files;
+  for (const std::string& path : paths) {
+    DIR* dir = opendir(path.c_str());
+    if (dir == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "syzygy path '", path,
+          "' is not a readable directory: ", std::strerror(errno)));
+    }
+    while (const dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name.size() < 6) continue;
+      const std::string suffix = name.substr(name.size() - 5);
+      if (suffix != ".rtbw" && suffix != ".rtbz") continue;
+      files.emplace(name, path + "/" + name);
+    }
+    closedir(dir);
+  }
+  return files;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
+    const std::vector<std::string>& paths, const SyzygyLoadOptions& options) {
+  if (paths.empty()) {
+    return absl::InvalidArgumentError("no syzygy path given");
+  }
+  for (const std::string& path : paths) {
+    if (path.empty() || path.find(':') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("syzygy path '", path,
+                       "' is empty or holds ':' (give one directory per "
+                       "entry)"));
+    }
+  }
+  absl::StatusOr<std::map<std::string, std::string>> files =
+      FindTableFiles(paths);
+  if (!files.ok()) return files.status();
+  auto tables = std::shared_ptr<SyzygyTablebase>(new SyzygyTablebase);
+  std::vector<std::string> wdl_materials;
+  for (const auto& [name, file] : *files) {
+    absl::StatusOr<internal::SyzygyFileInfo> info =
+        internal::CheckSyzygyFile(file, options.verify_checksums);
+    if (!info.ok()) return info.status();
+    tables->mapped_bytes_ += info->size;
+    if (info->wdl) {
+      ++tables->wdl_tables_;
+      wdl_materials.push_back(name.substr(0, name.size() - 5));
+    } else {
+      ++tables->dtz_tables_;
+    }
+  }
+  if (tables->wdl_tables_ == 0) {
+    return absl::NotFoundError(absl::StrCat("no Syzygy WDL table (*.rtbw) in ",
+                                            absl::StrJoin(paths, ", ")));
+  }
+  tables->path_string_ = absl::StrJoin(paths, ":");
+
+  FathomState& state = State();
+  std::lock_guard lock(state.mutex);
+  if (state.users > 0 && state.paths != tables->path_string_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Syzygy tables from '", state.paths,
+        "' are in use in this process; fathom holds one set at a time, so '",
+        tables->path_string_, "' cannot be loaded beside them"));
+  }
+  if (state.users == 0 && state.paths != tables->path_string_) {
+    if (!tb_init(tables->path_string_.c_str())) {
+      return absl::InternalError(
+          absl::StrCat("fathom failed to load '", tables->path_string_, "'"));
+    }
+    state.paths = tables->path_string_;
+    // Parse every WDL table now, before any concurrent probe; a table that
+    // could not be reached so makes every probe take the mutex.
+    state.serialize_wdl = false;
+    for (const std::string& material : wdl_materials) {
+      if (internal::TouchWdlTable(material) ==
+          internal::TouchResult::kNotTouched) {
+        state.serialize_wdl = true;
+      }
+    }
+  }
+  tables->max_cardinality_ = static_cast<int>(TB_LARGEST);
+  tables->serialize_wdl_ = state.serialize_wdl;
+  tables->counted_ = true;
+  ++state.users;
+  return std::shared_ptr<const SyzygyTablebase>(std::move(tables));
+}
+
+SyzygyTablebase::~SyzygyTablebase() {
+  if (!counted_) return;
+  FathomState& state = State();
+  std::lock_guard lock(state.mutex);
+  --state.users;
+}
+
+bool SyzygyTablebase::CanProbe(const Position& position) const {
+  // fathom asserts on a position whose side not to move is in check (its
+  // king could be taken): such a position is not probed.
+  if (position.has_castling_rights() ||
+      position.piece_count() > max_cardinality_ ||
+      PopCount(position.pieces(kWhite, kKing)) != 1 ||
+      PopCount(position.pieces(kBlack, kKing)) != 1) {
+    return false;
+  }
+  const Color mover = position.side_to_move();
+  const Color waiting = mover == kWhite ? kBlack : kWhite;
+  return !position.IsAttacked(position.KingSquare(waiting), mover);
+}
+
+std::optional<Wdl> SyzygyTablebase::ProbeWdl(const Position& position) const {
+  if (!CanProbe(position)) return std::nullopt;
+  const FathomBoard b = ToFathom(position);
+  auto probe = [&] {
+    return tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                        b.knights, b.pawns, 0, 0, b.ep, b.turn);
+  };
+  unsigned result;
+  if (serialize_wdl_) {
+    std::lock_guard lock(State().dtz_mutex);
+    result = probe();
+  } else {
+    result = probe();
+  }
+  if (result == TB_RESULT_FAILED) return std::nullopt;
+  return static_cast<Wdl>(static_cast<int>(result) - 2);
+}
+
+std::optional<int> SyzygyTablebase::ProbeDtz(const Position& position) const {
+  if (!CanProbe(position)) return std::nullopt;
+  const FathomBoard b = ToFathom(position);
+  unsigned result;
+  {
+    std::lock_guard lock(State().dtz_mutex);
+    result =
+        tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                      b.knights, b.pawns, 0, 0, b.ep, b.turn, nullptr);
+  }
+  if (result == TB_RESULT_FAILED) return std::nullopt;
+  if (result == TB_RESULT_CHECKMATE) return -1;
+  if (result == TB_RESULT_STALEMATE) return 0;
+  const int dtz = static_cast<int>(TB_GET_DTZ(result));
+  const unsigned wdl = TB_GET_WDL(result);
+  return wdl == TB_DRAW ? 0 : (wdl > TB_DRAW ? dtz : -dtz);
+}
+
+bool SyzygyTablebase::RankRootMoves(const Position& position, bool has_repeated,
+                                    std::vector<RankedMove>* moves) const {
+  moves->clear();
+  if (!CanProbe(position)) return false;
+  const FathomBoard b = ToFathom(position);
+  auto root_moves = std::make_unique<TbRootMoves>();
+  int ok;
+  {
+    std::lock_guard lock(State().dtz_mutex);
+    ok = tb_probe_root_dtz(
+        b.white, b.black, b.kings, b.queens, b.rooks, b.bishops, b.knights,
+        b.pawns, static_cast<unsigned>(position.rule50()), 0, b.ep, b.turn,
+        has_repeated, /*useRule50=*/true, root_moves.get());
+  }
+  if (!ok) return false;
+  for (unsigned i = 0; i < root_moves->size; ++i) {
+    moves->push_back(
+        RankedMove{.move = FromFathomMove(position, root_moves->moves[i].move),
+                   .rank = root_moves->moves[i].tbRank});
+  }
+  return true;
+}
+
+}  // namespace sluice::lc0::chess

@@ -1,0 +1,108 @@
+#include "bindings/report/run_analysis.h"
+
+#include <string>
+#include <vector>
+
+#include "engine/config_text.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace sluice::report {
+namespace {
+
+using ::testing::HasSubstr;
+
+// files -> decode -> c -> d.
+DataLoaderConfig FourStages() {
+  return ParseConfigText(R"pb(
+                           stage {
+                             name: "files"
+                             counting_source {}
+                           }
+                           stage {
+                             name: "decode"
+                             input: "files"
+                             pass_through {}
+                           }
+                           stage {
+                             name: "c"
+                             input: "decode"
+                             pass_through {}
+                           }
+                           stage {
+                             name: "d"
+                             input: "c"
+                             pass_through {}
+                           }
+                         )pb",
+                         "four stages")
+      .value();
+}
+
+// Totals of a run in which `stage` was busy `busy` of `capacity` seconds,
+// while its last interval's load (a gauge) says `last_load`.
+void AddTotals(DataLoaderMetricsProto& metrics, const std::string& stage,
+               double busy, double capacity, double last_load) {
+  StageMetricProto* totals = metrics.add_total_stage_metrics();
+  totals->set_name(stage);
+  totals->mutable_load()->set_busy_seconds(busy);
+  totals->mutable_load()->set_capacity_seconds(capacity);
+  totals->mutable_load()->set_load(last_load);
+}
+
+TEST(FindBottleneckTest, ComesFromTheRunsTotalsNotTheLastInterval) {
+  DataLoaderMetricsProto metrics;
+  metrics.set_elapsed_seconds(10);
+  AddTotals(metrics, "files", 1, 10, /*last_load=*/1.0);
+  AddTotals(metrics, "decode", 9, 10, /*last_load=*/0.1);
+  AddTotals(metrics, "c", 4, 10, 0.5);
+  const Bottleneck bottleneck = FindBottleneck(FourStages(), metrics, {});
+  EXPECT_EQ(bottleneck.stage, "decode");
+}
+
+TEST(FindBottleneckTest, AStarvedStageIsNotTheBottleneck) {
+  DataLoaderMetricsProto metrics;
+  AddTotals(metrics, "files", 2, 10, 0.2);
+  AddTotals(metrics, "c", 9, 10, 0.9);
+  const ChannelFill fill = {{"decode.output", 0.05}};
+  const Bottleneck bottleneck = FindBottleneck(FourStages(), metrics, fill);
+  EXPECT_EQ(bottleneck.stage, "files");
+  // The evidence says why c was passed over.
+  const std::vector<StageEvidence> evidence =
+      GatherEvidence(FourStages(), metrics, fill);
+  ASSERT_EQ(evidence.size(), 2);
+  EXPECT_EQ(evidence[1].stage, "c");
+  EXPECT_TRUE(evidence[1].starved);
+  EXPECT_DOUBLE_EQ(evidence[1].input_fill.value(), 0.05);
+  EXPECT_DOUBLE_EQ(evidence[1].run_load, 0.9);
+  EXPECT_FALSE(evidence[0].input_fill.has_value());
+}
+
+TEST(FindBottleneckTest, NoneNamedForARunTooShortToHaveOne) {
+  DataLoaderMetricsProto metrics;
+  metrics.set_elapsed_seconds(0.02);
+  AddTotals(metrics, "files", 0.001, 0.02, /*last_load=*/0.9);
+  AddTotals(metrics, "c", 0.004, 0.02, 0.2);
+  const Bottleneck bottleneck = FindBottleneck(FourStages(), metrics, {});
+  EXPECT_EQ(bottleneck.stage, "");
+  EXPECT_THAT(bottleneck.why_none, HasSubstr("too short"));
+  EXPECT_THAT(bottleneck.why_none, HasSubstr("c"));
+}
+
+TEST(AverageChannelFillTest, AveragesEachChannelOverTheSamples) {
+  std::vector<MetricsHistory::Sample> history(4);
+  for (int i = 0; i < 4; ++i) {
+    StageMetricProto* stage = history[i].metrics.add_stage_metrics();
+    stage->set_name("decode");
+    QueueMetricProto* queue = stage->add_output_queue_metrics();
+    queue->set_name("output");
+    queue->set_capacity(100);
+    queue->set_size(10 * i);  // 0, 10, 20, 30 of 100
+  }
+  const ChannelFill fill = AverageChannelFill(history);
+  ASSERT_TRUE(fill.contains("decode.output"));
+  EXPECT_DOUBLE_EQ(fill.at("decode.output"), 0.15);
+}
+
+}  // namespace
+}  // namespace sluice::report
