@@ -115,7 +115,8 @@ void ShufflingChunkPool::DrawSome(size_t limit, std::vector<PlannedRead>& reads,
       draw_log_.push_back({.position = read.position,
                            .number = read.draw.number,
                            .pass = read.draw.pass,
-                           .skip = read.skip});
+                           .skip = read.skip,
+                           .window_pass = read.window_pass});
     }
   };
   while (reads.size() < limit && !planned_.empty()) {
@@ -130,6 +131,7 @@ void ShufflingChunkPool::DrawSome(size_t limit, std::vector<PlannedRead>& reads,
     std::optional<ChunkWindow::Draw> draw = window_.Next();
     if (!draw) break;
     PlannedRead read{.draw = *std::move(draw)};
+    read.window_pass = read.draw.pass;
     number_stream_read(read);
     reads.push_back(std::move(read));
   }

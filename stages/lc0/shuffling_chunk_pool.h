@@ -108,6 +108,8 @@ class ShufflingChunkPool final : public Stage {
     bool end_of_restore = false;
     // Replays: frames of the chunk taken in before the resume.
     uint32_t skip = 0;
+    // The window's pass when it was drawn (ChunkPoolCheckpoint.Replay).
+    uint64_t window_pass = 0;
   };
   struct ReadJob {
     std::vector<PlannedRead> reads;
@@ -119,6 +121,7 @@ class ShufflingChunkPool final : public Stage {
     uint64_t number = 0;
     uint64_t pass = 0;
     uint32_t skip = 0;
+    uint64_t window_pass = 0;
   };
   using ReadResults = std::vector<absl::StatusOr<Chunk>>;
 

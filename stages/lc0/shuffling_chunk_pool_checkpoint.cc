@@ -167,7 +167,8 @@ asio::awaitable<bool> ShufflingChunkPool::IndexElastic(
                                               .local_index = read.local_index,
                                               .pass = read.pass,
                                               .number = read.number},
-                                     .skip = read.skip});
+                                     .skip = read.skip,
+                                     .window_pass = merged.window.pass()});
     }
     LogInfo("stage ", name(), ": resumed as rank ", rank_, " of ", world_size_,
             " from the checkpoints of ", merge.old_ranks(),
@@ -206,8 +207,10 @@ void ShufflingChunkPool::PlanResumeReads(
   }
   planned_.push_back(PlannedRead{.end_of_restore = true});
   for (const ChunkPoolCheckpoint::Replay& replay : saved.replay()) {
-    planned_.push_back(PlannedRead{
-        .draw = locate(replay.chunk(), replay.pass()), .skip = replay.skip()});
+    planned_.push_back(
+        PlannedRead{.draw = locate(replay.chunk(), replay.pass()),
+                    .skip = replay.skip(),
+                    .window_pass = WindowPassOf(replay)});
   }
 }
 
@@ -257,6 +260,9 @@ absl::StatusOr<std::optional<ResumeRequest>> ShufflingChunkPool::SaveCheckpoint(
       replay.set_chunk(draw.number);
       replay.set_pass(draw.pass);
       if (draw.skip > 0) replay.set_skip(draw.skip);
+      if (draw.window_pass != draw.pass) {
+        replay.set_window_pass(draw.window_pass);
+      }
       referenced.insert(draw.number);
     }
     // A resumed run's planned reads not drawn yet (no window draw has
@@ -267,6 +273,9 @@ absl::StatusOr<std::optional<ResumeRequest>> ShufflingChunkPool::SaveCheckpoint(
       replay.set_chunk(read.draw.number);
       replay.set_pass(read.draw.pass);
       if (read.skip > 0) replay.set_skip(read.skip);
+      if (read.window_pass != read.draw.pass) {
+        replay.set_window_pass(read.window_pass);
+      }
       referenced.insert(read.draw.number);
     }
     std::map<uint64_t, std::vector<uint32_t>> restore;

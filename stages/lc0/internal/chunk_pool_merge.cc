@@ -16,6 +16,13 @@ namespace {
 // The number of no chunk.
 constexpr uint64_t kNoChunk = std::numeric_limits<uint64_t>::max();
 
+// The pass `old` was taking in when it saved: its window's pass when it
+// drew its first replay (replays come in draw order), or its window's
+// pass when it had none.
+uint64_t InterruptedPass(const ChunkPoolCheckpoint& old) {
+  return old.replay().empty() ? old.pass() : WindowPassOf(old.replay(0));
+}
+
 }  // namespace
 
 std::shared_ptr<const ChunkSource> ViewOf(
@@ -212,17 +219,21 @@ ChunkPoolMerge::Result ChunkPoolMerge::Resolve(
     return ChunkRank(chunk.record->source->name(), chunk.index_in_file,
                      world_size_) == rank_;
   };
-  // The pass: what no old rank had drawn yet, of this rank's share.
+  // The pass: what no old rank had drawn yet in its interrupted pass, of
+  // this rank's share.
   std::vector<uint64_t> pending;
   uint64_t pass = 0, dropped = 0,
            random_state = HashCombine(rank_, world_size_);
   std::string anchor;
   for (uint32_t k = 0; k < old_.size(); ++k) {
     const ChunkPoolCheckpoint& old = old_[k];
-    pass = std::max(pass, old.pass());
+    const uint64_t interrupted = InterruptedPass(old);
+    pass = std::max(pass, interrupted);
     dropped += old.dropped();
     random_state = HashCombine(random_state, old.random_state());
     anchor = std::max(anchor, old.anchor());
+    // A window gone on into a later pass had drawn all of this one.
+    if (old.pass() != interrupted) continue;
     for (const uint64_t number : old.pending()) {
       if (number < old.low()) continue;
       const std::optional<Located> chunk = locate(k, number);
@@ -292,11 +303,13 @@ ChunkPoolMerge::Result ChunkPoolMerge::Resolve(
     }
     result.restores.push_back(std::move(read));
   }
-  // Replays: each old rank's, where they fall to this rank, the first less
-  // what that rank's reservoir had taken of it.
+  // Replays: each old rank's of its interrupted pass, where they fall to
+  // this rank, the first less what that rank's reservoir had taken of it.
   for (uint32_t k = 0; k < old_.size(); ++k) {
+    const uint64_t interrupted = InterruptedPass(old_[k]);
     bool first = true;
     for (const ChunkPoolCheckpoint::Replay& replay : old_[k].replay()) {
+      if (WindowPassOf(replay) != interrupted) continue;  // drawn ahead
       uint32_t skip = replay.skip();
       if (first) skip = std::max(skip, skip_[k]);
       first = false;

@@ -16,12 +16,18 @@
 // - The window: every source in an old window, each as this rank's view of
 //   its file (engine/rank_shard.h ChunkRank with world_size), in name
 //   order, the newest `capacity` chunks of it (all in single-pass mode).
-// - The pass: the chunks that no old rank had drawn in its pass yet and
-//   that fall to this rank (all of an old rank's shard when its pool had
-//   not started); the pass number is the furthest old one.
-// - Replays: the chunks an old rank had drawn that its reservoir had not
-//   wholly taken in, where they fall to this rank; the first of each old
-//   rank's leaves out the frames that reservoir had taken (`skip`).
+// - The pass: the chunks that no old rank had drawn in its interrupted
+//   pass yet and that fall to this rank (all of an old rank's shard when
+//   its pool had not started). An old rank's interrupted pass is the one
+//   its window was in when it drew its first replay (the chunk its
+//   reservoir was taking in); a window that has drawn that whole pass and
+//   gone on into the next leaves nothing of it undrawn. The pass number is
+//   the furthest interrupted one.
+// - Replays: the chunks an old rank had drawn in its interrupted pass that
+//   its reservoir had not wholly taken in, where they fall to this rank;
+//   the first of each old rank's leaves out the frames that reservoir had
+//   taken (`skip`). Chunks drawn ahead into a later pass are left out:
+//   the merged window's next pass draws them again.
 // - Restores: the chunks holding the records the stage below asked for
 //   (its share of the old reservoirs), read from the old ranks' views.
 // Chunk numbers: every source record of every old state keeps its view
@@ -52,6 +58,11 @@ std::shared_ptr<const ChunkSource> ViewOf(
 
 // The view a saved source record names.
 ChunkWindow::View ViewOf(const ChunkPoolCheckpoint::Source& source);
+
+// The window's pass when `replay` was drawn.
+inline uint64_t WindowPassOf(const ChunkPoolCheckpoint::Replay& replay) {
+  return replay.has_window_pass() ? replay.window_pass() : replay.pass();
+}
 
 class ChunkPoolMerge {
  public:

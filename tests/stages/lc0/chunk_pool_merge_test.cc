@@ -3,7 +3,8 @@
 // drawn), merged for every rank of M. The new ranks' passes are disjoint,
 // each within its new shard, and together hold exactly the chunks no old
 // rank had drawn; every old replay goes to exactly one new rank (the first
-// of each old rank's with its skip); restores name the chunks the old
+// of each old rank's with its skip), except the chunks an old rank had
+// drawn ahead into its next pass; restores name the chunks the old
 // references named; the merged window draws its pass; random N, M and
 // draws keep all of it.
 #include "stages/lc0/internal/chunk_pool_merge.h"
@@ -177,6 +178,71 @@ TEST(ChunkPoolMergeTest, NewRanksSplitWhatTheOldRanksLeft) {
     }
     EXPECT_EQ(pending_all, undrawn);
     EXPECT_EQ(replays_all, replayed);
+  }
+}
+
+TEST(ChunkPoolMergeTest, ChunksDrawnAheadIntoTheNextPassAreLeftOut) {
+  TempDir dir;
+  std::vector<std::shared_ptr<ChunkSource>> files;
+  for (int f = 0; f < 2; ++f) {
+    const std::string path = dir / absl::StrCat("t", f, ".tar");
+    WriteFile(path, ChunkTar(20 + 7 * f, 1000 * f));
+    files.push_back(OpenIndexed(path));
+  }
+  std::map<std::string, std::shared_ptr<const ChunkSource>, std::less<>>
+      by_name;
+  for (const auto& file : files) by_name[file->name()] = file;
+  // Each old rank draws all of its pass 0 and 3 chunks of pass 1; its
+  // reservoir was taking in the second last chunk of pass 0, so its last 5
+  // draws are replays.
+  constexpr uint32_t kOldRanks = 2;
+  std::vector<ChunkPoolCheckpoint> saved;
+  std::set<Key> interrupted_replays;
+  for (uint32_t k = 0; k < kOldRanks; ++k) {
+    ChunkWindow window(/*capacity=*/100000, /*single_pass=*/false, k + 1);
+    const ChunkWindow::View view{.rank = k, .world_size = kOldRanks};
+    size_t shard = 0;
+    for (const auto& file : files) {
+      std::shared_ptr<const ChunkSource> mine = ViewOf(file, view);
+      shard += mine->size();
+      window.Add(mine, view);
+    }
+    std::vector<ChunkWindow::Draw> draws;
+    for (size_t i = 0; i < shard + 3; ++i) draws.push_back(*window.Next());
+    ASSERT_EQ(draws.back().pass, 1u);
+    ChunkPoolCheckpoint old;
+    window.Save(&old);
+    old.set_started(true);
+    ASSERT_EQ(old.pass(), 1u);
+    for (size_t i = draws.size() - 5; i < draws.size(); ++i) {
+      ChunkPoolCheckpoint::Replay& replay = *old.add_replay();
+      replay.set_chunk(draws[i].number);
+      replay.set_pass(draws[i].pass);
+      if (draws[i].pass == 0) {
+        interrupted_replays.insert(
+            KeyOf(*draws[i].source, draws[i].local_index));
+      }
+    }
+    saved.push_back(std::move(old));
+  }
+  ASSERT_EQ(interrupted_replays.size(), 2 * kOldRanks);
+  for (const uint32_t new_ranks : {1u, 3u}) {
+    SCOPED_TRACE(::testing::Message() << kOldRanks << " -> " << new_ranks);
+    std::set<Key> replays_all;
+    for (uint32_t rank = 0; rank < new_ranks; ++rank) {
+      ChunkPoolMerge merge(saved, rank, new_ranks);
+      merge.Request({.skip = std::vector<uint32_t>(kOldRanks, 0)});
+      const ChunkPoolMerge::Result merged =
+          merge.Resolve(by_name, 100000, false);
+      // Pass 0 was drawn whole: nothing of it is left to draw.
+      EXPECT_EQ(merged.window.pending_size(), 0);
+      EXPECT_EQ(merged.window.pass(), 0u);
+      for (const ChunkPoolMerge::Read& replay : merged.replays) {
+        EXPECT_EQ(replay.pass, 0u);
+        replays_all.insert(KeyOf(*replay.source, replay.local_index));
+      }
+    }
+    EXPECT_EQ(replays_all, interrupted_replays);
   }
 }
 
