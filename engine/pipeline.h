@@ -201,6 +201,8 @@ class Pipeline {
   // Merges the states of every rank's checkpoint (`checkpoints`, by old
   // rank, already checked to be one run's) into this rank's.
   absl::Status ResumeElastic(const std::vector<LoaderCheckpoint>& checkpoints);
+  // OK when a resume may begin: not started yet, and Resumable().
+  absl::Status CheckCanResume() const;
   // Checkpoints can be taken: deterministic or resumable.
   bool Resumable() const {
     return options_.deterministic() || options_.resumable();

@@ -148,17 +148,22 @@ absl::StatusOr<LoaderCheckpoint> Pipeline::Checkpoint() {
   return checkpoint;
 }
 
-absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
+absl::Status Pipeline::CheckCanResume() const {
   if (state_ != State::kConfiguring) {
     return absl::FailedPreconditionError(
         "resume: the pipeline is already started; resume before Start()");
   }
-  SLUICE_RETURN_IF_ERROR(CheckFormat(checkpoint));
   if (!Resumable()) {
     return absl::FailedPreconditionError(
         "resume: needs DataLoaderConfig.deterministic: true or resumable: "
         "true");
   }
+  return absl::OkStatus();
+}
+
+absl::Status Pipeline::Resume(const LoaderCheckpoint& checkpoint) {
+  SLUICE_RETURN_IF_ERROR(CheckCanResume());
+  SLUICE_RETURN_IF_ERROR(CheckFormat(checkpoint));
   std::string difference;
   google::protobuf::util::MessageDifferencer differencer;
   differencer.ReportDifferencesToString(&difference);
@@ -243,15 +248,7 @@ absl::Status Pipeline::Resume(
 
 absl::Status Pipeline::ResumeElastic(
     const std::vector<LoaderCheckpoint>& checkpoints) {
-  if (state_ != State::kConfiguring) {
-    return absl::FailedPreconditionError(
-        "resume: the pipeline is already started; resume before Start()");
-  }
-  if (!Resumable()) {
-    return absl::FailedPreconditionError(
-        "resume: needs DataLoaderConfig.deterministic: true or resumable: "
-        "true");
-  }
+  SLUICE_RETURN_IF_ERROR(CheckCanResume());
   const LoaderCheckpoint& first = checkpoints.front();
   ElasticResume resume{
       .rank = options_.rank(),

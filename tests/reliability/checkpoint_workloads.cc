@@ -37,13 +37,13 @@ void WriteLc0(const std::string& dir) {
 // Another tar of the same generator: its games (and name) come after the
 // data set's.
 void WriteAnotherLc0(const std::string& dir, int number) {
-  const absl::StatusOr<lc0::GeneratedFiles> written = lc0::WriteGames(
-      {.seed = 5, .version = 6, .input_format = 1},
-      {.mode = lc0::OutputMode::kTar,
-       .dir = dir,
-       .games = kLc0GamesPerTar,
-       .first_game = kLc0Games + number * kLc0GamesPerTar,
-       .games_per_tar = kLc0GamesPerTar});
+  const absl::StatusOr<lc0::GeneratedFiles> written =
+      lc0::WriteGames({.seed = 5, .version = 6, .input_format = 1},
+                      {.mode = lc0::OutputMode::kTar,
+                       .dir = dir,
+                       .games = kLc0GamesPerTar,
+                       .first_game = kLc0Games + number * kLc0GamesPerTar,
+                       .games_per_tar = kLc0GamesPerTar});
   ASSERT_TRUE(written.ok()) << written.status();
 }
 

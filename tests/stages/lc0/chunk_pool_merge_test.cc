@@ -87,17 +87,27 @@ OldRank RunOldRank(const std::vector<std::shared_ptr<ChunkSource>>& files,
   return old;
 }
 
-TEST(ChunkPoolMergeTest, NewRanksSplitWhatTheOldRanksLeft) {
-  TempDir dir;
+// Tars t0.tar, t1.tar, ... in `dir` of `first` + f * `step` chunks,
+// indexed whole, in name order and by name.
+struct Tars {
   std::vector<std::shared_ptr<ChunkSource>> files;
-  for (int f = 0; f < 3; ++f) {
-    const std::string path = dir / absl::StrCat("t", f, ".tar");
-    WriteFile(path, ChunkTar(40 + 13 * f, 1000 * f));
-    files.push_back(OpenIndexed(path));
-  }
   std::map<std::string, std::shared_ptr<const ChunkSource>, std::less<>>
       by_name;
-  for (const auto& file : files) by_name[file->name()] = file;
+};
+Tars WriteTars(const TempDir& dir, int count, int first, int step) {
+  Tars tars;
+  for (int f = 0; f < count; ++f) {
+    const std::string path = dir / absl::StrCat("t", f, ".tar");
+    WriteFile(path, ChunkTar(first + step * f, 1000 * f));
+    tars.files.push_back(OpenIndexed(path));
+    tars.by_name[tars.files.back()->name()] = tars.files.back();
+  }
+  return tars;
+}
+
+TEST(ChunkPoolMergeTest, NewRanksSplitWhatTheOldRanksLeft) {
+  TempDir dir;
+  const auto [files, by_name] = WriteTars(dir, 3, 40, 13);
   std::mt19937 random(5);
   for (int trial = 0; trial < 12; ++trial) {
     const auto old_ranks = static_cast<uint32_t>(1 + random() % 4);
@@ -183,15 +193,7 @@ TEST(ChunkPoolMergeTest, NewRanksSplitWhatTheOldRanksLeft) {
 
 TEST(ChunkPoolMergeTest, ChunksDrawnAheadIntoTheNextPassAreLeftOut) {
   TempDir dir;
-  std::vector<std::shared_ptr<ChunkSource>> files;
-  for (int f = 0; f < 2; ++f) {
-    const std::string path = dir / absl::StrCat("t", f, ".tar");
-    WriteFile(path, ChunkTar(20 + 7 * f, 1000 * f));
-    files.push_back(OpenIndexed(path));
-  }
-  std::map<std::string, std::shared_ptr<const ChunkSource>, std::less<>>
-      by_name;
-  for (const auto& file : files) by_name[file->name()] = file;
+  const auto [files, by_name] = WriteTars(dir, 2, 20, 7);
   // Each old rank draws all of its pass 0 and 3 chunks of pass 1; its
   // reservoir was taking in the second last chunk of pass 0, so its last 5
   // draws are replays.
