@@ -120,12 +120,13 @@ struct Range {
   double low() const {
     return values.empty() ? 0 : *std::min_element(values.begin(), values.end());
   }
-  // Every value in the order added (round by round), in `format`.
-  std::string List(const char* format) const {
+  // Every value in the order added (round by round), with `decimals`
+  // digits after the point.
+  std::string List(int decimals) const {
     std::string text;
     for (double v : values) {
       absl::StrAppend(&text, text.empty() ? "" : " ",
-                      absl::StrFormat(format, v));
+                      absl::StrFormat("%.*f", decimals, v));
     }
     return text;
   }
@@ -138,10 +139,10 @@ struct Range {
     return sorted.size() % 2 ? sorted[half]
                              : (sorted[half - 1] + sorted[half]) / 2;
   }
-  std::string Text(const char* format = "%.0f") const {
+  // "low-best", with `decimals` digits after the point.
+  std::string Text(int decimals = 0) const {
     if (values.empty()) return "-";
-    return absl::StrFormat(format, low()) + "-" +
-           absl::StrFormat(format, best());
+    return absl::StrFormat("%.*f-%.*f", decimals, low(), decimals, best());
   }
 };
 
@@ -384,19 +385,18 @@ int Run(const Options& options) {
   std::printf(
       "  %d threads vs %dx the 1-core ceiling: %s, median %.0f%% (target >= "
       "85%%): %s\n    rounds: %s\n",
-      max_threads, max_threads, ratio.Text("%.2f").c_str(),
-      100 * ratio.median(),
+      max_threads, max_threads, ratio.Text(2).c_str(), 100 * ratio.median(),
       ratio.values.empty()     ? "no run"
       : ratio.median() >= 0.85 ? "met"
                                : "NOT met",
-      ratio.List("%.2f").c_str());
+      ratio.List(2).c_str());
   if (!over_parallel_loop.values.empty()) {
     std::printf(
         "    (the machine: the loop on %d threads at once reached %s of %dx "
         "the 1-core loop, median %.2f; the pipeline over that loop: %s, "
         "median %.2f)\n",
-        max_threads, machine_scaling.Text("%.2f").c_str(), max_threads,
-        machine_scaling.median(), over_parallel_loop.Text("%.2f").c_str(),
+        max_threads, machine_scaling.Text(2).c_str(), max_threads,
+        machine_scaling.median(), over_parallel_loop.Text(2).c_str(),
         over_parallel_loop.median());
   }
   json += absl::StrFormat(
@@ -418,9 +418,9 @@ int Run(const Options& options) {
         "Arrow reader into %s (+ .offsets.npy, .labels.npy) and "
         "memory-mapped: Debian's python3 has no pyarrow; its time includes "
         "worker start-up, first batch %.2f s)\n",
-        max_threads, over_peer.Text("%.2f").c_str(), over_peer.median(),
-        over_peer.median() >= 3 ? "met" : "NOT met",
-        over_peer.List("%.2f").c_str(), peer_data.c_str(), peer_first.low());
+        max_threads, over_peer.Text(2).c_str(), over_peer.median(),
+        over_peer.median() >= 3 ? "met" : "NOT met", over_peer.List(2).c_str(),
+        peer_data.c_str(), peer_first.low());
     json += absl::StrFormat(
         ",\"sluice_over_torch\":%.3f,\"sluice_over_torch_min\":%.3f,"
         "\"sluice_over_torch_max\":%.3f",

@@ -11,7 +11,7 @@
 // source root); they are mapped once, shared by every coroutine: the
 // memory they take is their file size, in the page cache.
 //
-//   /work/bin/quiet out/release/bench/rescorer_benchmark --rounds 3
+//   out/release/bench/rescorer_benchmark --rounds 3
 #include <sys/resource.h>
 
 #include <algorithm>

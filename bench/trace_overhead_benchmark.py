@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """What recording a trace costs the lc0 training pipeline.
 
-    /work/bin/quiet bench/trace_overhead_benchmark.py out/release/bindings/cli/sluice \
-        --rounds 5 --seconds 10 --threads 2
-    /work/bin/quiet bench/trace_overhead_benchmark.py \
+    python3 bench/trace_overhead_benchmark.py out/release/bindings/cli/sluice \
+        --rounds 20 --seconds 6 --threads 2
+    python3 bench/trace_overhead_benchmark.py \
         out/release/bench/lc0_pipeline_benchmark --rounds 4 --threads 2
 
 Runs `sluice bench pipeline` (the default lc0 training pipeline on the demo
@@ -14,13 +14,16 @@ alternating order
 (off on, on off, off on, ...) so that the machine's drift and whatever the
 first run of a pair leaves the second hit both alike, and prints
 positions/s of each
-run, the ratio on/off of each round, and their median. The trace of each
-traced run is written to a temporary directory; its size and event count
-are printed too.
+run, the ratio on/off of each round, their median and a 95 % confidence
+interval of that median (from the order statistics, assuming nothing of
+the noise's distribution: its lower end is the cost that the rounds rule
+out). The trace of each traced run is written to a temporary directory;
+its size and event count are printed too.
 """
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -48,6 +51,24 @@ def bench(args, trace=None):
         return json.loads(line[len("JSON "):])[
             f"t{args.threads}_positions_per_second"]
     return json.loads(done.stdout)["runs"][0]["positions_per_s"]
+
+
+def median_interval(values, confidence=0.95):
+    """The order statistics that bound the median of `values`' distribution
+    with `confidence` (a sign test's interval); None for too few values."""
+    n = len(values)
+    ordered = sorted(values)
+    # The largest k with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2.
+    k = 0
+    tail = 0.0
+    while True:
+        tail += math.comb(n, k) / 2 ** n
+        if tail > (1 - confidence) / 2:
+            break
+        k += 1
+    if k == 0:
+        return None
+    return ordered[k - 1], ordered[n - k]
 
 
 def main():
@@ -80,8 +101,16 @@ def main():
                   f"{events:>9}")
     print(f"on/off: median {statistics.median(ratios):.3f}, range "
           f"{min(ratios):.3f}-{max(ratios):.3f} over {len(ratios)} rounds")
+    interval = median_interval(ratios)
+    if interval is None:
+        print("too few rounds for a 95 % interval of the median (6 or more)")
+    else:
+        print(f"95 % interval of the median on/off: {interval[0]:.3f}-"
+              f"{interval[1]:.3f} (tracing costs at most "
+              f"{max(0.0, 1 - interval[0]) * 100:.1f} %)")
     print(json.dumps({"ratios": ratios,
-                      "median_ratio": statistics.median(ratios)}))
+                      "median_ratio": statistics.median(ratios),
+                      "median_interval": interval}))
 
 
 if __name__ == "__main__":

@@ -97,6 +97,11 @@ endfunction()
 function(sluice_test_compile_settings target)
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>
     ${SLUICE_TEST_COMPILE_OPTIONS})
+  # The fuzz targets need coverage of the libraries they drive, not of the
+  # tests: their own code compiles a fifth faster without it.
+  if(SLUICE_FUZZ)
+    target_compile_options(${target} PRIVATE -fno-sanitize=fuzzer-no-link)
+  endif()
   if(SLUICE_HAVE_LLD)
     target_link_options(${target} PRIVATE -fuse-ld=lld)
   endif()

@@ -40,9 +40,9 @@ std::string TracePath(const std::string& name) {
   return path.string();
 }
 
-// counting source -> 3 parallel workers (20 us of CPU per item) -> 1
-// worker, on 2 threads, traced into `trace`.
-DataLoaderConfig TracedConfig(const TraceConfig& trace) {
+// counting source -> `workers` parallel workers (20 us of CPU per item) ->
+// 1 worker, on 2 threads, traced into `trace`.
+DataLoaderConfig TracedConfig(const TraceConfig& trace, int workers = 3) {
   DataLoaderConfig config;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
       absl::StrCat(R"pb(
@@ -55,8 +55,9 @@ DataLoaderConfig TracedConfig(const TraceConfig& trace) {
         stage {
           name: "work"
           input: "source"
-          pass_through { parallelism: 3 work_nanos_per_item: 20000 }
-          output { name: "output" capacity: 64 }
+          pass_through { parallelism: )pb",
+                   workers, R"pb(                                  work_nanos_per_item: 20000 }
+                                                                   output { name: "output" capacity: 64 }
         }
         stage {
           name: "last"
@@ -131,6 +132,26 @@ TEST(TraceRecorderTest, BusyCountsAndWorkerThreadSpansAccountForBusyTime) {
   EXPECT_GT(trace.counters, 0);
   ASSERT_TRUE(trace.counter_max.contains("output fill (capacity 64) items"));
   EXPECT_LE(trace.counter_max.at("output fill (capacity 64) items"), 64);
+  fs::remove(settings.file());
+}
+
+// With a worker thread free for every coroutine that wants one, nothing
+// waits in the executor's queue: a stage's spans on the worker threads
+// then hold its busy time.
+TEST(TraceRecorderTest, WithAThreadFreeForEachBusyCoroutineSpansHoldBusyTime) {
+  TraceConfig settings;
+  settings.set_file(TracePath("unsaturated"));
+  uint64_t items = 0;
+  const DataLoaderMetricsProto metrics =
+      RunToEnd(TracedConfig(settings, /*workers=*/1), &items);
+  ASSERT_EQ(items, kItems);
+  const testing::TraceSummary trace = testing::CheckTrace(settings.file());
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    if (stage.name() != "work") continue;
+    const double busy = stage.load().busy_seconds();
+    ASSERT_TRUE(trace.busy_seconds.contains(stage.name()));
+    EXPECT_NEAR(trace.busy_seconds.at(stage.name()), busy, 0.1 * busy);
+  }
   fs::remove(settings.file());
 }
 
