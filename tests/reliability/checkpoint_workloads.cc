@@ -130,7 +130,8 @@ CheckpointWorkload Lc0Workload() {
           .config = Lc0Config,
           .train_batches = UnlessSanitizer<size_t>(50, 20),
           .write_another = WriteAnotherLc0,
-          .write_damaged = WriteDamagedLc0};
+          .write_damaged = WriteDamagedLc0,
+          .resume_reads_new_files = true};
 }
 
 CheckpointWorkload AudioWorkload() {
@@ -140,7 +141,8 @@ CheckpointWorkload AudioWorkload() {
           .config = AudioConfig,
           .train_batches = UnlessSanitizer<size_t>(30, 20),
           .write_another = WriteAnotherAudio,
-          .write_damaged = WriteDamagedAudio};
+          .write_damaged = WriteDamagedAudio,
+          .resume_reads_new_files = false};
 }
 
 std::vector<CheckpointWorkload> CheckpointWorkloads() {

@@ -39,6 +39,9 @@ struct CheckpointWorkload {
   // Writes a file of damaged input that the pipeline skips and counts,
   // named to sort before the data set's.
   void (*write_damaged)(const std::string& dir);
+  // Whether a resumed run reads files new since the checkpoint (lc0's
+  // chunk pool does; arrow_source reads the checkpoint's data set only).
+  bool resume_reads_new_files;
 };
 
 // `config` with a reservoir of `size` (min_fill `min_fill`) and, for lc0,
