@@ -477,11 +477,11 @@ asio::awaitable<bool> ArrowSource::ReadRestOfPass() {
       checkpoint_.rest_of_pass();
   for (size_t i = 0; i < runs.size(); ++i) {
     const ArrowSourceCheckpoint::RowRun& run = runs[i];
-    FileRead read{.pass = run.pass(),
-                  .position = checkpoint_.LogRead(run.pass(), 0,
-                                                  static_cast<int64_t>(i)),
-                  .from_row = run.begin(),
-                  .to_row = run.end()};
+    FileRead read{
+        .pass = run.pass(),
+        .position = checkpoint_.LogRead(run.pass(), 0, static_cast<int64_t>(i)),
+        .from_row = run.begin(),
+        .to_row = run.end()};
     if (run.file() >= dataset_.size()) continue;  // not of the data set
     if (!co_await ReadFile(dataset_[run.file()].get(), read)) co_return false;
   }

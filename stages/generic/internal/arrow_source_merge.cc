@@ -19,8 +19,7 @@ std::string Describe(const ArrowSourceCheckpoint::File& file) {
 
 // OK when old ranks `a` and `b` surveyed the same data set.
 absl::Status CheckSameDataSet(const ArrowSourceCheckpoint& a, uint32_t rank_a,
-                              const ArrowSourceCheckpoint& b,
-                              uint32_t rank_b) {
+                              const ArrowSourceCheckpoint& b, uint32_t rank_b) {
   const std::string ranks = absl::StrCat(
       "the checkpoints of ranks ", rank_a, " and ", rank_b,
       " were taken over different data sets (not the checkpoints of one "
@@ -28,15 +27,14 @@ absl::Status CheckSameDataSet(const ArrowSourceCheckpoint& a, uint32_t rank_a,
   for (int i = 0; i < std::min(a.file_size(), b.file_size()); ++i) {
     const ArrowSourceCheckpoint::File& x = a.file(i);
     const ArrowSourceCheckpoint::File& y = b.file(i);
-    if (x.path() != y.path() || x.rows() != y.rows() ||
-        x.size() != y.size()) {
+    if (x.path() != y.path() || x.rows() != y.rows() || x.size() != y.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           ranks, "file ", i, " is ", Describe(x), " against ", Describe(y)));
     }
   }
   if (a.file_size() != b.file_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        ranks, a.file_size(), " files against ", b.file_size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ranks, a.file_size(), " files against ", b.file_size()));
   }
   return absl::OkStatus();
 }
@@ -72,15 +70,15 @@ absl::StatusOr<ArrowSourceCheckpoint> MergeArrowSourceStates(
     }
     if (!old[k].started()) continue;
     if (old[k].row() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the Arrow source's state of rank ", k,
-          " resumes at a negative row"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the Arrow source's state of rank ", k,
+                       " resumes at a negative row"));
     }
     if (first_started < 0) {
       first_started = static_cast<int>(k);
     } else {
-      const absl::Status same = CheckSameDataSet(
-          old[first_started], first_started, old[k], k);
+      const absl::Status same =
+          CheckSameDataSet(old[first_started], first_started, old[k], k);
       if (!same.ok()) return same;
     }
   }
@@ -93,20 +91,19 @@ absl::StatusOr<ArrowSourceCheckpoint> MergeArrowSourceStates(
   *merged.mutable_file() = old[first_started].file();
   ArrowDataset dataset;
   for (const ArrowSourceCheckpoint::File& file : merged.file()) {
-    dataset.push_back(std::make_unique<ArrowDatasetFile>(ArrowDatasetFile{
-        .path = file.path(),
-        .rows = file.rows(),
-        .number = static_cast<uint32_t>(dataset.size())}));
+    dataset.push_back(std::make_unique<ArrowDatasetFile>(
+        ArrowDatasetFile{.path = file.path(),
+                         .rows = file.rows(),
+                         .number = static_cast<uint32_t>(dataset.size())}));
   }
   // The runs old ranks had been given and not yet read.
   for (uint32_t k = 0; k < old_ranks; ++k) {
     for (int i = 0; i < old[k].rest_of_pass_size(); ++i) {
       const ArrowSourceCheckpoint::RowRun& run = old[k].rest_of_pass(i);
       if (run.file() >= dataset.size()) continue;
-      AddShareOfRun(
-          run.pass(), run.file(), run.begin(), run.end(),
-          absl::StrCat(dataset[run.file()]->path, "/", k, "/", i), rank,
-          world_size, merged);
+      AddShareOfRun(run.pass(), run.file(), run.begin(), run.end(),
+                    absl::StrCat(dataset[run.file()]->path, "/", k, "/", i),
+                    rank, world_size, merged);
     }
   }
   // The rest of each old rank's interrupted pass (all of its shard of
@@ -127,14 +124,13 @@ absl::StatusOr<ArrowSourceCheckpoint> MergeArrowSourceStates(
         const uint64_t old_pass = state.started() ? state.pass() : 0;
         const uint64_t old_slot = state.started() ? state.slot() : 0;
         if (old_pass != pass || slot < old_slot) continue;
-        const RowRange shard = RowsOfRank(
-            name, static_cast<uint64_t>(file.rows), k, old_ranks);
+        const RowRange shard =
+            RowsOfRank(name, static_cast<uint64_t>(file.rows), k, old_ranks);
         int64_t begin = static_cast<int64_t>(shard.begin);
         if (slot == old_slot && state.started()) {
           begin = std::max(begin, state.row());
         }
-        AddShareOfRun(pass, file.number, begin,
-                      static_cast<int64_t>(shard.end),
+        AddShareOfRun(pass, file.number, begin, static_cast<int64_t>(shard.end),
                       absl::StrCat(name, "/", k), rank, world_size, merged);
       }
     }
