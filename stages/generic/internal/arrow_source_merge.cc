@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/rank_shard.h"
-#include "stages/generic/internal/arrow_dataset.h"
 
 namespace sluice {
 namespace {
@@ -57,6 +56,17 @@ void AddShareOfRun(uint64_t pass, uint32_t file, int64_t begin, int64_t end,
 
 }  // namespace
 
+ArrowDataset SavedDataSet(const ArrowSourceCheckpoint& saved) {
+  ArrowDataset dataset;
+  for (const ArrowSourceCheckpoint::File& file : saved.file()) {
+    dataset.push_back(std::make_unique<ArrowDatasetFile>(
+        ArrowDatasetFile{.path = file.path(),
+                         .rows = file.rows(),
+                         .number = static_cast<uint32_t>(dataset.size())}));
+  }
+  return dataset;
+}
+
 absl::StatusOr<ArrowSourceCheckpoint> MergeArrowSourceStates(
     const std::vector<std::string>& states, const ElasticRequest& downstream,
     const ArrowPassOrder& order, uint32_t rank, uint32_t world_size) {
@@ -89,13 +99,7 @@ absl::StatusOr<ArrowSourceCheckpoint> MergeArrowSourceStates(
   }
   merged.set_started(true);
   *merged.mutable_file() = old[first_started].file();
-  ArrowDataset dataset;
-  for (const ArrowSourceCheckpoint::File& file : merged.file()) {
-    dataset.push_back(std::make_unique<ArrowDatasetFile>(
-        ArrowDatasetFile{.path = file.path(),
-                         .rows = file.rows(),
-                         .number = static_cast<uint32_t>(dataset.size())}));
-  }
+  const ArrowDataset dataset = SavedDataSet(merged);
   // The runs old ranks had been given and not yet read.
   for (uint32_t k = 0; k < old_ranks; ++k) {
     for (int i = 0; i < old[k].rest_of_pass_size(); ++i) {

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "engine/checkpoint.h"
 #include "proto/loader_checkpoint.pb.h"
+#include "stages/generic/internal/arrow_dataset.h"
 
 namespace sluice {
 
@@ -44,6 +45,10 @@ struct ArrowPassOrder {
   bool train = false;
   uint64_t seed = 0;
 };
+
+// The data set `saved` names (paths, rows and numbers only), for the pass
+// orders (FilesOfPass).
+ArrowDataset SavedDataSet(const ArrowSourceCheckpoint& saved);
 
 // The merged state of new rank `rank` of `world_size` from the old ranks'
 // `states` (by old rank). Errors: a state does not parse, or two old ranks

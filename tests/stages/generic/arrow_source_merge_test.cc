@@ -68,13 +68,7 @@ std::vector<Row> Unread(const ArrowSourceCheckpoint& state, uint32_t k,
   for (const ArrowSourceCheckpoint::RowRun& run : state.rest_of_pass()) {
     AddRows(run, rows);
   }
-  ArrowDataset dataset;
-  for (const ArrowSourceCheckpoint::File& file : state.file()) {
-    dataset.push_back(std::make_unique<ArrowDatasetFile>(
-        ArrowDatasetFile{.path = file.path(),
-                         .rows = file.rows(),
-                         .number = static_cast<uint32_t>(dataset.size())}));
-  }
+  const ArrowDataset dataset = SavedDataSet(state);
   const std::vector<const ArrowDatasetFile*> files =
       FilesOfPass(dataset, order.train, order.seed + state.pass());
   for (uint64_t slot = state.slot(); slot < files.size(); ++slot) {
