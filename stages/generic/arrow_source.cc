@@ -284,7 +284,8 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
             return Deliver(std::move(batch), home, file, first_row, read,
                            record_batches);
           },
-      .fail = fail};
+      .fail = fail,
+      .end_row = read.to_row};
   files_.fetch_add(1);
   if (file->stream) {
     absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> reader =
