@@ -19,8 +19,12 @@
 //   the pass's end, and the runs it had itself been given by an elastic
 //   resume and not yet read, are each cut into `world_size` contiguous
 //   runs (RowsOfRank again, by the new world size), one per new rank:
-//   disjoint, together every row, each within one row of its part. They
-//   are read in the pass's file order, old rank by old rank within a file.
+//   disjoint, together every row, each within one row of its part. The
+//   runs of an earlier elastic resume come first; then, interrupted pass
+//   by pass, in the pass's file order, old rank by old rank within a file.
+//   Old ranks interrupted in different passes each have their own pass
+//   finished; the passes between theirs and the furthest are not read for
+//   their shards.
 // - The stream: then on from the pass after the furthest interrupted one
 //   (TRAIN), the new rank's own shard; nothing more in EVAL.
 // - Restores: the rows the stage below asked for (its share of the old
