@@ -17,6 +17,7 @@
 #include "stages/generic/internal/arrow_column_plan.h"
 #include "stages/generic/internal/arrow_row_blocks.h"
 #include "stages/generic/internal/arrow_row_examples.h"
+#include "stages/generic/internal/arrow_source_merge.h"
 #include "stages/generic/internal/arrow_survey.h"
 
 namespace sluice {
@@ -226,6 +227,7 @@ asio::awaitable<void> ArrowSource::Read() {
     if (!co_await ReadRestoredRows()) co_return;
   }
   checkpoint_.MarkSurveyed();
+  if (!co_await ReadRestOfPass()) co_return;
   const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
   const ArrowCheckpointState::StreamPoint start = checkpoint_.start();
   for (uint64_t pass = start.pass; !dataset_.empty(); ++pass) {
@@ -282,7 +284,8 @@ asio::awaitable<bool> ArrowSource::ReadFile(const DatasetFile* file,
             return Deliver(std::move(batch), home, file, first_row, read,
                            record_batches);
           },
-      .fail = fail};
+      .fail = fail,
+      .end_row = read.to_row};
   files_.fetch_add(1);
   if (file->stream) {
     absl::StatusOr<std::unique_ptr<arrow::ArrowStreamReader>> reader =
@@ -340,7 +343,8 @@ asio::awaitable<bool> ArrowSource::Deliver(RecordBatch batch, unsigned home,
   std::optional<std::vector<int64_t>> only_rows =
       RestoredRowsOfBatch(read, first_row, batch.num_rows());
   if ((only_rows && only_rows->empty()) ||
-      first_row + batch.num_rows() <= read.from_row) {
+      first_row + batch.num_rows() <= read.from_row ||
+      (read.to_row >= 0 && first_row >= read.to_row)) {
     // Nothing of it is wanted: its permit goes back at once.
     pool_->Give(std::move(batch).TakeBuffer(), home);
     bool permit = true;
@@ -469,6 +473,22 @@ asio::awaitable<bool> ArrowSource::ReadRestoredRows() {
   co_return true;
 }
 
+asio::awaitable<bool> ArrowSource::ReadRestOfPass() {
+  const std::vector<ArrowSourceCheckpoint::RowRun>& runs =
+      checkpoint_.rest_of_pass();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ArrowSourceCheckpoint::RowRun& run = runs[i];
+    FileRead read{
+        .pass = run.pass(),
+        .position = checkpoint_.LogRead(run.pass(), 0, static_cast<int64_t>(i)),
+        .from_row = run.begin(),
+        .to_row = run.end()};
+    if (run.file() >= dataset_.size()) continue;  // not of the data set
+    if (!co_await ReadFile(dataset_[run.file()].get(), read)) co_return false;
+  }
+  co_return true;
+}
+
 void ArrowSource::PrepareCheckpoints() {
   checkpoint_.set_logging(output_ != nullptr);
 }
@@ -485,6 +505,26 @@ absl::StatusOr<std::optional<ResumeRequest>> ArrowSource::SaveCheckpoint(
 
 absl::Status ArrowSource::RestoreCheckpoint(const std::string& state) {
   return checkpoint_.Restore(state);
+}
+
+absl::StatusOr<std::optional<ElasticRequest>> ArrowSource::PlanElasticResume(
+    const std::vector<std::string>& states, const ElasticRequest& downstream,
+    ElasticResume& resume) {
+  SLUICE_ASSIGN_OR_RETURN(
+      const ArrowSourceCheckpoint merged,
+      MergeArrowSourceStates(
+          states, downstream,
+          {.train = config_.mode() == ArrowSourceConfig::TRAIN, .seed = seed_},
+          resume.rank, resume.world_size));
+  merged.SerializeToString(&merged_state_);
+  resume.translate = [](uint32_t, uint64_t unit) { return unit; };
+  return std::nullopt;
+}
+
+absl::Status ArrowSource::FinishElasticResume(const ElasticResume& resume) {
+  const absl::Status restored = checkpoint_.Restore(merged_state_);
+  merged_state_.clear();
+  return restored;
 }
 
 void ArrowSource::AddMetrics(StageMetricProto& metrics) {

@@ -81,7 +81,11 @@
 // (another row count or size) is warned about, counted
 // (checkpoint_source_gone, checkpoint_source_changed) and read as empty;
 // files new since are warned about, counted (checkpoint_source_new) and
-// not read.
+// not read. Resumed from the checkpoints of every rank of a run on another
+// number of ranks (an elastic resume), each new rank reads its part of
+// the rest of the old ranks' interrupted passes first, after its share of
+// their reservoirs' rows, then goes on from the next pass with its own
+// shard (internal/arrow_source_merge.h).
 //
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
@@ -143,6 +147,12 @@ class ArrowSource final : public Stage {
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
+  // Elastic resume: merges the old ranks' states (arrow_source_merge.h)
+  // and ends the walk; references keep their meaning.
+  absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
+      const std::vector<std::string>& states, const ElasticRequest& downstream,
+      ElasticResume& resume) override;
+  absl::Status FinishElasticResume(const ElasticResume& resume) override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;
@@ -174,6 +184,9 @@ class ArrowSource final : public Stage {
                                 const FileRead& read, int record_batches);
   // A resume: reads the rows the checkpoint names; false once stopping.
   asio::awaitable<bool> ReadRestoredRows();
+  // An elastic resume: reads its runs of the old ranks' interrupted
+  // passes; false once stopping.
+  asio::awaitable<bool> ReadRestOfPass();
   void SkipFile(std::string_view reason, const std::string& message);
   // Counts and logs (rate-limited) a file opened buffered although
   // direct_io was asked for; `refusal` says why (empty: nothing to note).
@@ -210,6 +223,8 @@ class ArrowSource final : public Stage {
   size_t block_reads_at_once_ = 1;
   // Checkpoints: a resume's start, and the stream's file reads.
   ArrowCheckpointState checkpoint_;
+  // An elastic resume's merged state, between planning and finishing.
+  std::string merged_state_;
 
   std::atomic<uint64_t> files_{0};
   std::atomic<uint64_t> record_batches_{0};

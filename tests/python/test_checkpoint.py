@@ -199,3 +199,33 @@ def test_audio_train_and_eval_resume_where_they_stopped(tmp_path):
         rest = [int(i) for batch in loader for i in batch.index]
     assert len(every) > 40
     assert sorted(first + rest) == every
+
+
+def test_audio_eval_resumes_on_another_number_of_ranks(tmp_path):
+    """Two ranks' checkpoints of an audio eval pass, resumed on three ranks
+    and on one: every clip not delivered before comes once."""
+    sluice.generate_audio(tmp_path, 90, classes=3, files=3, rows_per_batch=16,
+                          seed=4)
+
+    def config(rank, world_size):
+        return sluice.audio_pipeline(tmp_path, mode="eval", clip_seconds=0.25,
+                                     n_mels=16, batch_size=8, rank=rank,
+                                     world_size=world_size,
+                                     deterministic=True)
+
+    with sluice.DataLoader(config(0, 1)) as loader:
+        every = sorted(int(i) for batch in loader for i in batch.index)
+    assert len(every) > 80  # less the damaged clips
+    delivered, checkpoints = [], []
+    for rank in range(2):
+        with sluice.DataLoader(config(rank, 2)) as loader:
+            for _ in range(rank + 1):
+                delivered += [int(i) for i in loader.get_next().index]
+            checkpoints.append(loader.checkpoint())
+    for world_size in (3, 1):
+        resumed = list(delivered)
+        for rank in range(world_size):
+            with sluice.DataLoader(config(rank, world_size),
+                                   resume_from=checkpoints) as loader:
+                resumed += [int(i) for batch in loader for i in batch.index]
+        assert sorted(resumed) == every

@@ -50,6 +50,21 @@ inline std::vector<uint64_t> RowHashes(const TypedBatch& batch) {
   return rows;
 }
 
+// The int64 tensor `field` of each example of a batch (an id its source
+// gives every row, like arrow_source's `index`); RowHashes when `field` is
+// empty.
+inline std::vector<uint64_t> RowIds(const TypedBatch& batch,
+                                    std::string_view field) {
+  if (field.empty()) return RowHashes(batch);
+  std::vector<uint64_t> ids;
+  const BatchTensor* tensor = batch.Find(field);
+  if (tensor == nullptr || tensor->dtype != DType::kInt64) return ids;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ids.push_back(static_cast<uint64_t>(tensor->As<int64_t>()[i]));
+  }
+  return ids;
+}
+
 // The hashes of the first `limit` batches (all of them for a finite
 // pipeline: limit 0).
 inline std::vector<uint64_t> BatchHashes(const DataLoaderConfig& config,
@@ -95,13 +110,14 @@ class RunningLoader {
     }
     return hashes;
   }
-  // Row hashes (RowHashes) of the next `count` batches (0: all).
-  std::vector<uint64_t> TakeRows(size_t count) {
+  // Row ids (RowIds; by default hashes) of the next `count` batches (0:
+  // all).
+  std::vector<uint64_t> TakeRows(size_t count, std::string_view id_field = "") {
     std::vector<uint64_t> rows;
     for (size_t taken = 0; count == 0 || taken < count; ++taken) {
       std::optional<TypedBatch> batch = loader_.GetNext<TypedBatch>();
       if (!batch) break;
-      const std::vector<uint64_t> more = RowHashes(*batch);
+      const std::vector<uint64_t> more = RowIds(*batch, id_field);
       rows.insert(rows.end(), more.begin(), more.end());
     }
     return rows;

@@ -130,7 +130,11 @@ CheckpointWorkload Lc0Workload() {
           .config = Lc0Config,
           .train_batches = UnlessSanitizer<size_t>(50, 20),
           .write_another = WriteAnotherLc0,
-          .write_damaged = WriteDamagedLc0};
+          .write_damaged = WriteDamagedLc0,
+          .resume_reads_new_files = true,
+          .elastic_reservoir = 200,
+          .elastic_more_files = UnlessSanitizer(0, 4),
+          .train_row_id = ""};
 }
 
 CheckpointWorkload AudioWorkload() {
@@ -140,7 +144,13 @@ CheckpointWorkload AudioWorkload() {
           .config = AudioConfig,
           .train_batches = UnlessSanitizer<size_t>(30, 20),
           .write_another = WriteAnotherAudio,
-          .write_damaged = WriteDamagedAudio};
+          .write_damaged = WriteDamagedAudio,
+          .resume_reads_new_files = false,
+          // 2 -> 3 ranks: a sixth of what 2 ranks leave of a pass is at
+          // least the reservoir and two batches.
+          .elastic_reservoir = 8,
+          .elastic_more_files = UnlessSanitizer(5, 4),
+          .train_row_id = "index"};
 }
 
 std::vector<CheckpointWorkload> CheckpointWorkloads() {

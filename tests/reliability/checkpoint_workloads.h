@@ -39,6 +39,19 @@ struct CheckpointWorkload {
   // Writes a file of damaged input that the pipeline skips and counts,
   // named to sort before the data set's.
   void (*write_damaged)(const std::string& dir);
+  // Whether a resumed run reads files new since the checkpoint (lc0's
+  // chunk pool does; arrow_source reads the checkpoint's data set only).
+  bool resume_reads_new_files;
+  // The elastic training test's reservoir, and the files of write_another
+  // it adds so that every old rank is still in its first pass when it
+  // checkpoints and every new rank has more of that pass left than its
+  // reservoir holds.
+  uint64_t elastic_reservoir;
+  int elastic_more_files;
+  // The batch field that names a training row across passes (RowIds):
+  // empty for its bytes (lc0's positions are the same in every pass;
+  // audio's random crops are not).
+  std::string train_row_id;
 };
 
 // `config` with a reservoir of `size` (min_fill `min_fill`) and, for lc0,

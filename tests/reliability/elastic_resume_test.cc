@@ -8,8 +8,8 @@
 // resumed batches depend only on the checkpoints, the config and M, and a
 // resumed run checkpoints and resumes again; random rank counts and cut
 // points keep the eval promise; checkpoints that are not every rank's of
-// one run, or of another config, are refused, naming what differs; the
-// Arrow/audio pipelines refuse an elastic resume, naming their source.
+// one run, or of another config, are refused, naming what differs. Both
+// workloads: lc0 and Arrow/audio.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -75,15 +76,17 @@ struct OldRun {
   std::vector<std::string> checkpoints;
 };
 
-// Rank k of cuts.size() takes cuts[k] batches (rows), then checkpoints.
+// Rank k of cuts.size() takes cuts[k] batches (rows, RowIds by
+// `id_field`), then checkpoints.
 OldRun RunOldRanks(const DataLoaderConfig& config,
-                   const std::vector<size_t>& cuts) {
+                   const std::vector<size_t>& cuts,
+                   std::string_view id_field = "") {
   OldRun run;
   const auto ranks = static_cast<uint32_t>(cuts.size());
   for (uint32_t rank = 0; rank < ranks; ++rank) {
     RunningLoader loader(OfRank(config, rank, ranks));
     if (cuts[rank] > 0) {  // TakeRows(0) would take every batch
-      const std::vector<uint64_t> rows = loader.TakeRows(cuts[rank]);
+      const std::vector<uint64_t> rows = loader.TakeRows(cuts[rank], id_field);
       run.rows.insert(run.rows.end(), rows.begin(), rows.end());
     }
     run.checkpoints.push_back(loader.Checkpoint());
@@ -93,18 +96,18 @@ OldRun RunOldRanks(const DataLoaderConfig& config,
 
 // The rows every one of `ranks` new ranks delivers from `checkpoints`, up
 // to `batches` each (0: to the end of the stream), and the skips they
-// counted under `reason`.
+// counted under `reason`; rows named as by RunOldRanks.
 struct NewRun {
   std::vector<uint64_t> rows;
   uint64_t skips = 0;
 };
 NewRun RunNewRanks(const DataLoaderConfig& config, uint32_t ranks,
                    const std::vector<std::string>& checkpoints, size_t batches,
-                   const std::string& reason) {
+                   const std::string& reason, std::string_view id_field = "") {
   NewRun run;
   for (uint32_t rank = 0; rank < ranks; ++rank) {
     RunningLoader loader(OfRank(config, rank, ranks), checkpoints);
-    const std::vector<uint64_t> rows = loader.TakeRows(batches);
+    const std::vector<uint64_t> rows = loader.TakeRows(batches, id_field);
     run.rows.insert(run.rows.end(), rows.begin(), rows.end());
     run.skips += testing::SkipsCounted(loader.loader().GetMetrics(), reason);
   }
@@ -125,9 +128,12 @@ class ElasticResumeTest : public ::testing::TestWithParam<CheckpointWorkload> {
     return GetParam().config(dir, pass);
   }
 
-  // Every row of one eval pass over the files in `dir`, sorted.
-  std::vector<uint64_t> EvalRows(const std::string& dir) const {
-    return Sorted(RunningLoader(Config(dir, Pass::kEval)).TakeRows(0));
+  // Every row of one eval pass over the files in `dir`, sorted, named as
+  // by RunOldRanks.
+  std::vector<uint64_t> EvalRows(const std::string& dir,
+                                 std::string_view id_field = "") const {
+    return Sorted(
+        RunningLoader(Config(dir, Pass::kEval)).TakeRows(0, id_field));
   }
 
   // Removes the data set's last file and writes another one (`number` for
@@ -158,15 +164,23 @@ TEST_P(ElasticResumeTest, EvalDeliversWhatNoOldRankDeliveredExactlyOnce) {
     const OldRun old = RunOldRanks(config, cuts);
     ChangeFiles(dir->path());
     const std::vector<uint64_t> after_change = EvalRows(dir->path());
+    // Everything still there arrives (of files new since, when the
+    // workload reads them).
+    std::vector<uint64_t> expected = after_change;
+    if (!GetParam().resume_reads_new_files) {
+      expected.clear();
+      std::set_intersection(before_change.begin(), before_change.end(),
+                            after_change.begin(), after_change.end(),
+                            std::back_inserter(expected));
+    }
     const NewRun resumed = RunNewRanks(
         config, counts.new_ranks, old.checkpoints, 0, "checkpoint_source_gone");
     std::vector<uint64_t> delivered = old.rows;
     delivered.insert(delivered.end(), resumed.rows.begin(), resumed.rows.end());
     delivered = Sorted(std::move(delivered));
     EXPECT_FALSE(HasRepeats(delivered));
-    // Everything there now arrives; of the file gone, only what had been
-    // delivered before.
-    EXPECT_TRUE(Includes(delivered, after_change));
+    // Of the file gone, only what had been delivered before.
+    EXPECT_TRUE(Includes(delivered, expected));
     std::vector<uint64_t> anywhere;
     std::set_union(before_change.begin(), before_change.end(),
                    after_change.begin(), after_change.end(),
@@ -177,12 +191,11 @@ TEST_P(ElasticResumeTest, EvalDeliversWhatNoOldRankDeliveredExactlyOnce) {
 }
 
 TEST_P(ElasticResumeTest, TrainingRepeatsNothingWithinTheInterruptedPass) {
-  constexpr uint64_t kReservoir = 200;
   // Every old rank must still be taking in its first pass when it
   // checkpoints (its reservoir, the items emitted and the batches taken
-  // from its shard alone): under a sanitizer the data set is smaller, so
-  // more files are added.
-  constexpr int kMoreFiles = testing::UnlessSanitizer(0, 4);
+  // from its shard alone): the workload adds files to that end.
+  const uint64_t kReservoir = GetParam().elastic_reservoir;
+  const int kMoreFiles = GetParam().elastic_more_files;
   for (const RankCounts counts : kRankCounts) {
     SCOPED_TRACE(::testing::Message()
                  << counts.old_ranks << " -> " << counts.new_ranks << " ranks");
@@ -192,15 +205,21 @@ TEST_P(ElasticResumeTest, TrainingRepeatsNothingWithinTheInterruptedPass) {
     }
     DataLoaderConfig config = Config(dir->path(), Pass::kTrain);
     testing::SetReservoir(config, kReservoir, kReservoir / 2);
-    const std::vector<uint64_t> before_change = EvalRows(dir->path());
+    const std::string& id = GetParam().train_row_id;
+    const std::vector<uint64_t> before_change = EvalRows(dir->path(), id);
     const OldRun old =
-        RunOldRanks(config, std::vector<size_t>(counts.old_ranks, 2));
+        RunOldRanks(config, std::vector<size_t>(counts.old_ranks, 2), id);
     ChangeFiles(dir->path(), kMoreFiles + 1);
-    const std::vector<uint64_t> after_change = EvalRows(dir->path());
-    std::vector<uint64_t> pass;
-    std::set_union(before_change.begin(), before_change.end(),
-                   after_change.begin(), after_change.end(),
-                   std::back_inserter(pass));
+    const std::vector<uint64_t> after_change = EvalRows(dir->path(), id);
+    // The pass: of the checkpoint's files, and of the files new since
+    // when the workload reads them.
+    std::vector<uint64_t> pass = before_change;
+    if (GetParam().resume_reads_new_files) {
+      pass.clear();
+      std::set_union(before_change.begin(), before_change.end(),
+                     after_change.begin(), after_change.end(),
+                     std::back_inserter(pass));
+    }
     ASSERT_FALSE(HasRepeats(pass)) << "the examples must differ";
     // Within the pass as long as every new rank has examples of it left
     // beyond its reservoir (shards differ by a few percent).
@@ -210,7 +229,7 @@ TEST_P(ElasticResumeTest, TrainingRepeatsNothingWithinTheInterruptedPass) {
     ASSERT_GE(share, kReservoir + 2 * batch);
     const size_t batches = (share - kReservoir) / batch;
     const NewRun resumed =
-        RunNewRanks(config, counts.new_ranks, old.checkpoints, batches, "");
+        RunNewRanks(config, counts.new_ranks, old.checkpoints, batches, "", id);
     ASSERT_EQ(resumed.rows.size(), counts.new_ranks * batches * batch);
     std::vector<uint64_t> delivered = old.rows;
     delivered.insert(delivered.end(), resumed.rows.begin(), resumed.rows.end());
@@ -311,22 +330,9 @@ TEST_P(ElasticResumeTest, CheckpointsNotOfEveryRankOfOneRunAreRefused) {
               HasSubstr("checkpoint 2 of 2"));
 }
 
-// Not yet for the Arrow/audio pipelines: refused, naming the stage (a
-// resume on the same number of ranks works).
-TEST(ElasticResumeAudioTest, IsRefusedNamingTheArrowSource) {
-  const CheckpointWorkload audio = testing::AudioWorkload();
-  testing::TempDir dir;
-  audio.write(dir.path());
-  const DataLoaderConfig config = audio.config(dir.path(), Pass::kEval);
-  const OldRun old = RunOldRanks(config, {1, 1});
-  EXPECT_THAT(Refusal(OfRank(config, 0, 3), old.checkpoints),
-              AllOf(HasSubstr("arrow_source"),
-                    HasSubstr("cannot resume on another number of ranks")));
-  EXPECT_EQ(Refusal(OfRank(config, 1, 2), old.checkpoints), "accepted");
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    Workloads, ElasticResumeTest, ::testing::Values(testing::Lc0Workload()),
+    Workloads, ElasticResumeTest,
+    ::testing::ValuesIn(testing::CheckpointWorkloads()),
     [](const ::testing::TestParamInfo<CheckpointWorkload>& info) {
       return info.param.name;
     });

@@ -43,6 +43,7 @@ asio::awaitable<bool> ReadRecordBatches(const arrow::ArrowFileReader& reader,
                                         const ArrowBatchSink& sink) {
   int64_t row = 0;
   for (int i = 0; i < reader.num_record_batches(); ++i) {
+    if (sink.end_row >= 0 && row >= sink.end_row) break;
     if (!co_await sink.permits->Receive(sink.meter)) co_return false;
     const unsigned home = ArrowBufferPool::CurrentHome();
     absl::StatusOr<RecordBatch> batch =
@@ -64,7 +65,7 @@ asio::awaitable<bool> ReadRecordBatches(const arrow::ArrowFileReader& reader,
 asio::awaitable<bool> ReadStreamBatches(arrow::ArrowStreamReader& reader,
                                         const ArrowBatchSink& sink) {
   int64_t row = 0;
-  while (true) {
+  while (sink.end_row < 0 || row < sink.end_row) {
     if (!co_await sink.permits->Receive(sink.meter)) co_return false;
     const unsigned home = ArrowBufferPool::CurrentHome();
     absl::StatusOr<std::optional<RecordBatch>> batch =
@@ -80,6 +81,7 @@ asio::awaitable<bool> ReadStreamBatches(arrow::ArrowStreamReader& reader,
     }
     row += rows;
   }
+  co_return true;
 }
 
 asio::awaitable<bool> ReadRowBlocks(

@@ -45,6 +45,10 @@ struct ArrowBatchSink {
       deliver;
   // A read failed: called once, and the rest of the file is not read.
   std::function<void(const absl::Status& error)> fail;
+  // When at least 0: the file's rows from this one on are not wanted, so
+  // record batches that begin there are not read (ReadRecordBatches,
+  // ReadStreamBatches).
+  int64_t end_row = -1;
 };
 
 // Reads the record batches of a file-format file in order. False once the

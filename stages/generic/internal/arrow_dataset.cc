@@ -42,6 +42,13 @@ std::vector<const ArrowDatasetFile*> FilesOfPass(const ArrowDataset& dataset,
 std::pair<int64_t, int64_t> RankRowsOfBatch(const ArrowLoadedBatch& loaded,
                                             uint32_t rank,
                                             uint32_t world_size) {
+  if (loaded.read.to_row >= 0) {
+    const int64_t begin = std::clamp<int64_t>(
+        loaded.read.from_row - loaded.first_row, 0, loaded.rows);
+    const int64_t end = std::clamp<int64_t>(
+        loaded.read.to_row - loaded.first_row, begin, loaded.rows);
+    return {begin, end};
+  }
   if (world_size <= 1) return {0, loaded.rows};
   const RowRange mine =
       RowsOfRank(std::filesystem::path(loaded.file->path).filename().string(),

@@ -47,6 +47,9 @@ struct ArrowFileRead {
   // Rows of the file before this one are not emitted (a resume's first
   // file).
   int64_t from_row = 0;
+  // When at least 0: the rows [from_row, to_row) are emitted instead of
+  // this rank's shard of the file (an elastic resume's rest of a pass).
+  int64_t to_row = -1;
   // A resume's restore: only these rows of the file (sorted), tagged
   // restored; nullptr for a read of the stream.
   const std::vector<int64_t>* only_rows = nullptr;
@@ -78,7 +81,8 @@ std::vector<const ArrowDatasetFile*> FilesOfPass(const ArrowDataset& dataset,
 // The rows [begin, end) of `loaded` (batch-relative) that belong to rank
 // `rank` of `world_size`: [0, rows) when world_size is 1; otherwise those
 // of the rank's run of the file's rows (engine/rank_shard.h), possibly
-// none.
+// none. A read of a run of rows (ArrowFileRead::to_row) gives that run's
+// rows instead, whatever the rank.
 std::pair<int64_t, int64_t> RankRowsOfBatch(const ArrowLoadedBatch& loaded,
                                             uint32_t rank, uint32_t world_size);
 

@@ -18,8 +18,20 @@ absl::Status ArrowCheckpointState::Restore(const std::string& state) {
     return absl::InvalidArgumentError(
         "the Arrow source's state resumes at a negative row");
   }
+  for (const ArrowSourceCheckpoint::RowRun& run : saved.rest_of_pass()) {
+    if (run.begin() < 0 || run.end() < run.begin()) {
+      return absl::InvalidArgumentError(
+          "the Arrow source's state holds a run of rows that ends before it "
+          "begins");
+    }
+  }
   start_ = {.pass = saved.pass(), .slot = saved.slot(), .row = saved.row()};
-  if (!saved.started()) start_ = {};
+  rest_of_pass_.assign(saved.rest_of_pass().begin(),
+                       saved.rest_of_pass().end());
+  if (!saved.started()) {
+    start_ = {};
+    rest_of_pass_.clear();
+  }
   resume_from_ = std::move(saved);
   return absl::OkStatus();
 }
@@ -29,11 +41,13 @@ void ArrowCheckpointState::MarkSurveyed() {
   surveyed_ = true;
 }
 
-uint64_t ArrowCheckpointState::LogRead(uint64_t pass, uint64_t slot) {
+uint64_t ArrowCheckpointState::LogRead(uint64_t pass, uint64_t slot,
+                                       int64_t run) {
   std::lock_guard lock(mu_);
   const uint64_t position = next_position_++;
   if (logging_) {
-    reads_.push_back({.position = position, .pass = pass, .slot = slot});
+    reads_.push_back(
+        {.position = position, .pass = pass, .slot = slot, .run = run});
   }
   return position;
 }
@@ -77,11 +91,26 @@ absl::Status ArrowCheckpointState::Save(const ResumeRequest& downstream,
           reads_.begin(), reads_.end(), [&](const LoggedRead& logged) {
             return logged.position == downstream.from;
           });
-      if (read != reads_.end()) {
+      if (read != reads_.end() && read->run >= 0) {
+        // Within the rest of a pass: the runs from this one on, then the
+        // stream from its start.
+        for (auto run = rest_of_pass_.begin() + read->run;
+             run != rest_of_pass_.end(); ++run) {
+          *saved.add_rest_of_pass() = *run;
+        }
+        ArrowSourceCheckpoint::RowRun& first = *saved.mutable_rest_of_pass(0);
+        first.set_begin(std::max<int64_t>(first.begin(), downstream.skip));
+        saved.set_pass(start_.pass);
+        saved.set_slot(start_.slot);
+        saved.set_row(start_.row);
+      } else if (read != reads_.end()) {
         saved.set_pass(read->pass);
         saved.set_slot(read->slot);
         saved.set_row(downstream.skip);
       } else if (downstream.from == 0 && next_position_ == 0) {
+        for (const ArrowSourceCheckpoint::RowRun& run : rest_of_pass_) {
+          *saved.add_rest_of_pass() = run;
+        }
         saved.set_pass(start_.pass);
         saved.set_slot(start_.slot);
         saved.set_row(start_.row);

@@ -3,11 +3,14 @@
 // file reads of this run's stream not yet acknowledged downstream, and
 // what a checkpoint saves: the data set (paths, row counts, sizes), the
 // point the stream resumes at (pass, file of the pass's order, row) and
-// the rows the next stages need read again.
+// the rows the next stages need read again, and after an elastic resume
+// the runs of rows left of the old ranks' interrupted passes
+// (arrow_source_merge.h) that are still to be read.
 //
 //   ArrowCheckpointState state;
 //   state.Restore(saved);                    // before Start, on a resume
 //   read.position = state.LogRead(pass, slot);
+//   read.position = state.LogRead(pass, 0, run);  // run i of rest_of_pass()
 //   state.Save(downstream, dataset, name, &bytes);
 #ifndef SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_CHECKPOINT_H_
 #define SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_CHECKPOINT_H_
@@ -60,13 +63,19 @@ class ArrowCheckpointState {
   const ArrowSourceCheckpoint& resume_from() const { return *resume_from_; }
   // Where this run's stream starts (zero unless resuming).
   const StreamPoint& start() const { return start_; }
+  // The runs of rows read before the stream (after an elastic resume;
+  // empty otherwise).
+  const std::vector<ArrowSourceCheckpoint::RowRun>& rest_of_pass() const {
+    return rest_of_pass_;
+  }
 
   // The data set is final (surveyed, or adopted from the checkpoint):
   // checkpoints from now on save it.
   void MarkSurveyed();
   // A file read of the stream begins: returns its position (the examples'
-  // cursor.position), logged when logging().
-  uint64_t LogRead(uint64_t pass, uint64_t slot);
+  // cursor.position), logged when logging(). `run`: the read of
+  // rest_of_pass()[run], or -1 for file `slot` of the pass's order.
+  uint64_t LogRead(uint64_t pass, uint64_t slot, int64_t run = -1);
   // Reads before position `consumed` are no longer needed.
   void Acknowledge(uint64_t consumed);
 
@@ -86,11 +95,13 @@ class ArrowCheckpointState {
     uint64_t position = 0;
     uint64_t pass = 0;
     uint64_t slot = 0;
+    int64_t run = -1;
   };
 
   bool logging_ = false;
   std::optional<ArrowSourceCheckpoint> resume_from_;
   StreamPoint start_;
+  std::vector<ArrowSourceCheckpoint::RowRun> rest_of_pass_;
   std::mutex mu_;
   bool surveyed_ = false;         // under mu_
   std::deque<LoggedRead> reads_;  // under mu_
