@@ -55,9 +55,8 @@ DataLoaderConfig TracedConfig(const TraceConfig& trace, int workers = 3) {
         stage {
           name: "work"
           input: "source"
-          pass_through { parallelism: )pb",
-                   workers, R"pb(                                  work_nanos_per_item: 20000 }
-                                                                   output { name: "output" capacity: 64 }
+          pass_through { parallelism: 3 work_nanos_per_item: 20000 }
+          output { name: "output" capacity: 64 }
         }
         stage {
           name: "last"
@@ -66,6 +65,7 @@ DataLoaderConfig TracedConfig(const TraceConfig& trace, int workers = 3) {
         }
       )pb"),
       &config));
+  config.mutable_stage(1)->mutable_pass_through()->set_parallelism(workers);
   *config.mutable_trace() = trace;
   return config;
 }
