@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -181,6 +182,10 @@ class Pipeline {
   absl::StatusOr<ChannelBase*> ResolveReference(std::string_view reference,
                                                 std::string_view who) const;
   Stage* FindStage(std::string_view name) const;
+  // StageContext::consumer_types() of every stage of `config`, by stage
+  // name.
+  static std::map<std::string, std::vector<std::string>, std::less<>>
+  ConsumerTypes(const DataLoaderConfig& config);
   // The stage that owns output channel `channel` (nullptr if none).
   Stage* OwnerOf(const ChannelBase* channel) const;
   // Counts an item handed out by `channel` (asked for at `asked_at`, for
@@ -229,6 +234,8 @@ class Pipeline {
 
   std::vector<std::unique_ptr<Stage>> stages_;
   std::vector<std::unique_ptr<StageConfig>> stage_configs_;
+  // While Configure adds the stages: who takes each one's outputs.
+  std::map<std::string, std::vector<std::string>, std::less<>> consumer_types_;
   std::vector<Output> outputs_;
   std::vector<std::string> output_specs_;
   std::atomic<uint64_t> delivered_{0};

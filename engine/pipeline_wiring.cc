@@ -1,7 +1,9 @@
 // Pipeline's wiring: building stages from their configs, resolving
 // "stage.output" references to channels, the outputs GetNextFor hands out
 // and the wiring by name the metrics exporter labels series with.
+#include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,7 +49,33 @@ absl::StatusOr<const FieldDescriptor*> StageTypeField(
                    absl::StrJoin(names, ", "), "); set exactly one"));
 }
 
+// The stage a reference ("stage" or "stage.output") names.
+std::string_view StageOfReference(std::string_view reference) {
+  return reference.substr(0, reference.find('.'));
+}
+
 }  // namespace
+
+std::map<std::string, std::vector<std::string>, std::less<>>
+Pipeline::ConsumerTypes(const DataLoaderConfig& config) {
+  std::map<std::string, std::vector<std::string>, std::less<>> consumers;
+  for (const StageConfig& stage : config.stage()) {
+    // A stage without exactly one type fails when it is added.
+    const absl::StatusOr<const FieldDescriptor*> type = StageTypeField(stage);
+    if (!type.ok()) continue;
+    for (const std::string& reference : stage.input()) {
+      consumers[std::string(StageOfReference(reference))].push_back(
+          (*type)->name());
+    }
+  }
+  for (const std::string& spec : config.output()) {
+    // "alias:stage.output": the reference follows the colon.
+    const std::string_view reference =
+        std::string_view(spec).substr(spec.find(':') + 1);
+    consumers[std::string(StageOfReference(reference))].push_back("output");
+  }
+  return consumers;
+}
 
 absl::Status Pipeline::AddStage(const StageConfig& config) {
   if (state_ != State::kConfiguring) {
@@ -79,6 +107,7 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
   }
 
   auto owned_config = std::make_unique<StageConfig>(config);
+  const auto consumers = consumer_types_.find(config.name());
   const StageContext context(
       *owned_config, type->name(), type->number(),
       PipelineSettings{.seed = options_.seed(),
@@ -86,7 +115,9 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
                        .resumable = options_.resumable(),
                        .rank = options_.rank(),
                        .world_size = options_.world_size()},
-      std::move(inputs));
+      std::move(inputs),
+      consumers != consumer_types_.end() ? consumers->second
+                                         : std::vector<std::string>());
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<Stage> created, factory_(context));
   if (context.inputs().size() == 1) {
     created->set_upstream(OwnerOf(context.inputs()[0].channel),

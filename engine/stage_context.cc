@@ -6,12 +6,14 @@ namespace sluice {
 
 StageContext::StageContext(const StageConfig& config, std::string type,
                            int type_number, PipelineSettings settings,
-                           std::vector<StageInput> inputs)
+                           std::vector<StageInput> inputs,
+                           std::vector<std::string> consumer_types)
     : config_(config),
       type_(std::move(type)),
       type_number_(type_number),
       settings_(settings),
-      inputs_(std::move(inputs)) {}
+      inputs_(std::move(inputs)),
+      consumer_types_(std::move(consumer_types)) {}
 
 absl::Status StageContext::FieldError(std::string_view field,
                                       std::string_view problem) const {

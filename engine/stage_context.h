@@ -49,8 +49,10 @@ class StageContext {
  public:
   // `type` is the name of the stage-specific config field that is set and
   // `type_number` its field number in StageConfig.
+  // `consumer_types`: see consumer_types().
   StageContext(const StageConfig& config, std::string type, int type_number,
-               PipelineSettings settings, std::vector<StageInput> inputs);
+               PipelineSettings settings, std::vector<StageInput> inputs,
+               std::vector<std::string> consumer_types = {});
 
   const std::string& name() const { return config_.name(); }
   const std::string& type() const { return type_; }
@@ -72,6 +74,14 @@ class StageContext {
   uint32_t rank() const { return settings_.rank; }
   uint32_t world_size() const { return settings_.world_size; }
   const std::vector<StageInput>& inputs() const { return inputs_; }
+  // The type (e.g. "batcher") of each stage of the DataLoaderConfig that
+  // takes one of this stage's outputs, in config order, and "output" for
+  // each of them the loader hands out itself. Empty for a stage added on
+  // its own (Pipeline::AddStage). A stage may pick the form of its output
+  // by it, never its meaning.
+  const std::vector<std::string>& consumer_types() const {
+    return consumer_types_;
+  }
 
   // InvalidArgument "stage 'NAME' (TYPE): field 'TYPE.FIELD' PROBLEM".
   absl::Status FieldError(std::string_view field,
@@ -116,6 +126,7 @@ class StageContext {
   const int type_number_;
   const PipelineSettings settings_;
   const std::vector<StageInput> inputs_;
+  const std::vector<std::string> consumer_types_;
 };
 
 }  // namespace sluice

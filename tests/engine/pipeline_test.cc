@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace sluice {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using testing::ParseConfig;
 
 // A source of strings, to provoke element type mismatches.
@@ -64,6 +67,50 @@ TEST(PipelineConfigTest, AcceptsAWellFormedPipeline) {
                 output: "numbers:pass.output"
               )pb")
                   .ok());
+}
+
+TEST(PipelineConfigTest, EachStageKnowsTheTypesOfItsConsumers) {
+  std::map<std::string, std::vector<std::string>> seen;
+  Pipeline pipeline([&](const StageContext& context) {
+    seen[context.name()] = context.consumer_types();
+    return CreateStage(context);
+  });
+  ASSERT_TRUE(pipeline
+                  .Configure(ParseConfig(R"pb(
+                    stage {
+                      name: "source"
+                      counting_source { count: 10 }
+                    }
+                    stage {
+                      name: "pass"
+                      input: "source.output"
+                      pass_through {}
+                    }
+                    stage {
+                      name: "last"
+                      input: "pass"
+                      pass_through {}
+                    }
+                    output: "numbers:last.output"
+                  )pb"))
+                  .ok());
+  EXPECT_THAT(seen["source"], ElementsAre("pass_through"));
+  EXPECT_THAT(seen["pass"], ElementsAre("pass_through"));
+  EXPECT_THAT(seen["last"], ElementsAre("output"));
+}
+
+TEST(PipelineConfigTest, AStageAddedOnItsOwnKnowsNoConsumers) {
+  bool asked = false;
+  Pipeline pipeline([&](const StageContext& context) {
+    asked = true;
+    EXPECT_THAT(context.consumer_types(), IsEmpty());
+    return CreateStage(context);
+  });
+  StageConfig source;
+  source.set_name("source");
+  source.mutable_counting_source()->set_count(1);
+  ASSERT_TRUE(pipeline.AddStage(source).ok());
+  EXPECT_TRUE(asked);
 }
 
 TEST(PipelineConfigTest, RejectsStageWithoutStageConfig) {
