@@ -167,6 +167,11 @@ class ArrowSource final : public Stage {
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
   asio::awaitable<void> EmitBlocks();
+  // The runs [begin, end) of `loaded`'s rows (batch-relative) that
+  // ROW_BLOCKS emits: this rank's from the read's first row, or a resume's
+  // restored rows.
+  std::vector<std::pair<int64_t, int64_t>> RowRunsToEmit(
+      const LoadedBatch& loaded) const;
   asio::awaitable<std::vector<std::string>> Discover();
   // Numbers every file's rows; for file-format files read in row blocks,
   // also locates their block columns (DatasetFile::layout).
