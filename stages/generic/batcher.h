@@ -181,7 +181,9 @@ class Batcher final : public Stage {
   // Per schema field, the matched column of the current block.
   std::vector<const BlockColumn*> block_sources_;
   // Checkpoints: the end of batch batch_log_base_ + i (of this run) in the
-  // input, for the batches not yet acknowledged.
+  // input, for the batches not yet acknowledged (block_order VIEWS_FIRST,
+  // which is not checkpointed: the first row of the batch being copied,
+  // when a view leaves before it, so that acknowledgements keep it).
   bool log_batches_ = false;  // set before Start()
   std::mutex log_mu_;
   std::deque<BatchEnd> batch_ends_;

@@ -7,7 +7,9 @@
 // EXAMPLES output; an eval pass delivers every row once across the resume;
 // an elastic resume 2 -> 3, 3 -> 2 and 2 -> 1 ranks delivers every row no
 // old rank delivered once (eval) and repeats no row within the interrupted
-// pass (training), its batches a function of the checkpoints. A checkpoint
+// pass (training), its batches a function of the checkpoints; without
+// deterministic mode (resumable) an eval pass still loses and repeats
+// nothing. A checkpoint
 // with block_order VIEWS_FIRST is refused naming the batcher and the
 // field; an EXAMPLES checkpoint is refused by a ROW_BLOCKS config (another
 // config), while its source state resumes blocks as it resumes examples.
@@ -251,6 +253,27 @@ TEST_P(ArrowBlockCheckpointTest, ACheckpointAtTheEndOfAPassResumesIntoTheNext) {
   const std::vector<Row> next = TakeRows(*Started(config, {checkpoint}), 1);
   EXPECT_EQ(SortedIndexes(next), good);
   for (const Row& row : next) EXPECT_EQ(row.pass, 1u) << row.index;
+}
+
+// Without deterministic mode (resumable: true) an eval pass delivers every
+// row once across a resume.
+TEST_P(ArrowBlockCheckpointTest, ResumableEvalPassRepeatsAndLosesNothing) {
+  const SourceKind& kind = GetParam();
+  TempDir dir;
+  WriteData(dir, kind);
+  DataLoaderConfig config = Config(dir, kind, "EVAL");
+  config.set_deterministic(false);
+  config.set_resumable(true);
+  std::string checkpoint;
+  std::vector<Row> rows;
+  {
+    std::unique_ptr<DataLoader> first = Started(config);
+    rows = TakeRows(*first, 6);
+    checkpoint = first->Checkpoint();
+  }
+  const std::vector<Row> after = TakeRows(*Started(config, {checkpoint}), 0);
+  rows.insert(rows.end(), after.begin(), after.end());
+  EXPECT_EQ(SortedIndexes(rows), GoodRows(kind));
 }
 
 struct RankCounts {
