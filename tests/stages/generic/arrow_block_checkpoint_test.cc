@@ -280,6 +280,8 @@ struct RankCounts {
   uint32_t old_ranks;
   uint32_t new_ranks;
 };
+// 2 -> 1 reads blocks of block_rows straight from the files (one rank).
+constexpr RankCounts kRankCounts[] = {{2, 3}, {3, 2}, {2, 1}};
 
 // Rank k of cuts.size() takes cuts[k] batches, then checkpoints; returns
 // the rows they delivered and their checkpoints.
@@ -322,8 +324,7 @@ TEST_P(ArrowBlockCheckpointTest, ElasticEvalDeliversEveryRowOnce) {
   TempDir dir;
   WriteData(dir, kind);
   const DataLoaderConfig config = Config(dir, kind, "EVAL");
-  for (const RankCounts counts :
-       {RankCounts{2, 3}, RankCounts{3, 2}, RankCounts{2, 1}}) {
+  for (const RankCounts counts : kRankCounts) {
     std::vector<std::string> checkpoints;
     std::vector<Row> rows =
         RunOldRanks(config, OldCuts(counts.old_ranks), checkpoints);
@@ -344,8 +345,7 @@ TEST_P(ArrowBlockCheckpointTest, ElasticTrainingRepeatsNoRowOfThePass) {
   TempDir dir;
   WriteData(dir, kind);
   const DataLoaderConfig config = Config(dir, kind, "TRAIN");
-  for (const RankCounts counts :
-       {RankCounts{2, 3}, RankCounts{3, 2}, RankCounts{2, 1}}) {
+  for (const RankCounts counts : kRankCounts) {
     std::vector<std::string> checkpoints;
     std::vector<Row> pass_rows =
         RunOldRanks(config, OldCuts(counts.old_ranks), checkpoints);
