@@ -39,11 +39,24 @@ constexpr uint32_t kMaxBlockRows = 1 << 20;
 // EXAMPLES output: examples handed to the output channel at once.
 constexpr size_t kExamplesPerSend = 64;
 
+// The output `config` asks for: as set, else blocks when the one stage
+// that takes the output is a batcher (it copies or wraps runs of rows, with
+// no per-row cost), else examples.
+ArrowSourceConfig::Output ChosenOutput(const StageContext& context,
+                                       const ArrowSourceConfig& config) {
+  if (config.has_output()) return config.output();
+  const std::vector<std::string>& consumers = context.consumer_types();
+  return consumers.size() == 1 && consumers.front() == "batcher"
+             ? ArrowSourceConfig::ROW_BLOCKS
+             : ArrowSourceConfig::EXAMPLES;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Stage>> ArrowSource::Create(
     const StageContext& context) {
-  const ArrowSourceConfig& config = context.config().arrow_source();
+  ArrowSourceConfig config = context.config().arrow_source();
+  config.set_output(ChosenOutput(context, config));
   if (config.column_size() == 0) {
     return context.FieldError("column", "must list at least one column");
   }

@@ -44,7 +44,9 @@
 //    memory: for large rows (audio clips) give the output a small
 //    capacity (proto/examples/audio_eval.textproto: 64).
 //
-// 4. Output. EXAMPLES (default): one Example per row, fields as in 3, plus
+// 4. Output. Unset, it is ROW_BLOCKS when the one stage that takes it is a
+//    batcher, EXAMPLES otherwise (StageContext::consumer_types()).
+//    EXAMPLES: one Example per row, fields as in 3, plus
 //    `index` and `seed` int64 scalars, named by interned FieldNames (no
 //    string per field) and handed to the output up to 64 rows of one
 //    record batch at a time, under one lock (Channel::SendAll). ROW_BLOCKS:

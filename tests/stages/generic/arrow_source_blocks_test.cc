@@ -1,8 +1,8 @@
 // arrow_source's ROW_BLOCKS output: the same rows, values and skips as
 // EXAMPLES; blocks that follow record batches or block_rows; block reads in
 // flight when one fails; the survey's layout reused, or found again for a
-// rewritten file; a batcher after the source gets views; a stop while
-// blocks are being read.
+// rewritten file; a batcher after the source gets views, and blocks when
+// `output` is unset; a stop while blocks are being read.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/data_loader.h"
+#include "engine/element_type.h"
 #include "engine/typed_batch.h"
 #include "gtest/gtest.h"
 #include "io/arrow/arrow_file_writer.h"
@@ -439,6 +440,51 @@ TEST(ArrowSourceTest, ABatcherAfterTheSourceGetsEveryBatchAsAView) {
   }
   // No batch was copied: the batcher never needed a buffer of its own.
   EXPECT_EQ(StageTotals(loader, "batches").batcher().batch_buffer_bytes(), 0u);
+}
+
+// The batches of an eval pass over `dir` by arrow_source (with `output`,
+// "" for unset) -> `middle` stages -> batcher, and the element type of the
+// source's output channel.
+std::pair<std::vector<std::vector<int64_t>>, std::string> LabelsAndOutputType(
+    const std::string& dir, const std::string& output,
+    const std::string& middle = "") {
+  DataLoader loader(CreateStage);
+  loader.Configure(ParseConfig(
+      "stage { name: 'files' file_path_provider { directory: '" + dir +
+      "' mode: ONCE } }"
+      " stage { name: 'rows' input: 'files' arrow_source { mode: EVAL " +
+      output + " column { name: 'label' } } }" + middle +
+      " stage { name: 'batches' input: '" +
+      (middle.empty() ? "rows" : "middle") +
+      "' batcher { batch_size: 4 field { name: 'label' dtype: 'int64' } } }"));
+  loader.Start();
+  std::vector<std::vector<int64_t>> labels;
+  while (std::optional<TypedBatch> batch = loader.GetNext<TypedBatch>()) {
+    const auto* values = static_cast<const int64_t*>(batch->tensor(0).data);
+    labels.emplace_back(values, values + batch->size());
+  }
+  loader.Stop();
+  const StageMetricProto rows = StageTotals(loader, "rows");
+  return {labels, rows.output_queue_metrics(0).element_type()};
+}
+
+TEST(ArrowSourceTest, AnUnsetOutputIsBlocksForABatcherAndExamplesOtherwise) {
+  TempDir dir;
+  WriteArrowFile(dir / "a.arrow", 0, 12, 3);
+  const auto [by_default, default_type] = LabelsAndOutputType(dir.path(), "");
+  const auto [as_examples, examples_type] =
+      LabelsAndOutputType(dir.path(), "output: EXAMPLES");
+  EXPECT_EQ(default_type, ElementTypeName<ExampleBlock>());
+  EXPECT_EQ(examples_type, ElementTypeName<Example>());
+  EXPECT_EQ(by_default, as_examples);
+  ASSERT_EQ(by_default.size(), 3u);
+  EXPECT_EQ(by_default[2], (std::vector<int64_t>{80, 90, 100, 110}));
+  // A per-row stage between them takes examples.
+  const auto [through_a_stage, through_type] = LabelsAndOutputType(
+      dir.path(), "",
+      " stage { name: 'middle' input: 'rows' shuffle_buffer { size: 1 } }");
+  EXPECT_EQ(through_type, ElementTypeName<Example>());
+  EXPECT_EQ(through_a_stage, as_examples);
 }
 
 TEST(ArrowSourceTest, BlockRowsKeepTheRowsAndSkipsOfFilesWithNulls) {
