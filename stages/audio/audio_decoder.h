@@ -48,6 +48,8 @@ class AudioDecoder final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -40,6 +40,8 @@ class CropOrPadStage final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

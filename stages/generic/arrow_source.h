@@ -137,6 +137,8 @@ class ArrowSource final : public Stage {
   ~ArrowSource() override;
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void Stop() override;
   bool ShardsByRank() const override { return true; }
   void PrepareCheckpoints() override;

@@ -95,6 +95,8 @@ class Batcher final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void PrepareCheckpoints() override;
   void Acknowledge(uint64_t consumed) override;
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(

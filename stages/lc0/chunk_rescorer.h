@@ -50,6 +50,8 @@ class ChunkRescorer final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -68,6 +68,8 @@ class ShufflingChunkPool final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void Stop() override;
   std::optional<StageControlResponse> Control(
       const StageControlRequest& request) override;

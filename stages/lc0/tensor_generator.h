@@ -78,6 +78,8 @@ class TensorGenerator final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory terms: see "Memory" above.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   // Checkpoints (deterministic mode): keeps no state; batch k holds input
   // frames [k * batch_size, (k + 1) * batch_size), so batches downstream
   // become frames upstream. Refused once frames of another input format
