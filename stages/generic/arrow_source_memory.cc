@@ -6,9 +6,10 @@ namespace sluice {
 namespace {
 
 // The model is built before any file is surveyed: a row of the mapped
-// columns of about a second of encoded audio, and record batches of 256
-// such rows (`sluice gen audio`'s, and Hugging Face's default).
-constexpr uint64_t kRowBytesEstimate = uint64_t{32} << 10;
+// columns of a few seconds of encoded audio (`sluice gen audio`'s clips
+// average 113 KB), and record batches of 256 such rows (`sluice gen
+// audio`'s, and a common writer default).
+constexpr uint64_t kRowBytesEstimate = uint64_t{128} << 10;
 constexpr uint64_t kRecordBatchBytesEstimate = 256 * kRowBytesEstimate;
 
 }  // namespace
