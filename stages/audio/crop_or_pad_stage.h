@@ -40,7 +40,7 @@ class CropOrPadStage final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
-  // Memory terms: see "Memory" above.
+  // Memory (engine/memory_model.h): the queued examples of `samples` floats.
   void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:

@@ -95,7 +95,8 @@ class Batcher final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
-  // Memory terms: see "Memory" above.
+  // Memory (engine/memory_model.h): the queued batches, the one being filled
+  // and two the consumer holds (batcher_memory.cc).
   void DescribeMemory(MemoryModelBuilder& builder) const override;
   void PrepareCheckpoints() override;
   void Acknowledge(uint64_t consumed) override;

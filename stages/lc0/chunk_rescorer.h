@@ -50,7 +50,9 @@ class ChunkRescorer final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
-  // Memory terms: see "Memory" above.
+  // Memory (engine/memory_model.h): a chunk compressed and twice decompressed
+  // per worker (parallelism) and the queued decompressed chunks
+  // (stages/lc0/memory_estimates.h).
   void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:

@@ -68,7 +68,9 @@ class ShufflingChunkPool final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
-  // Memory terms: see "Memory" above.
+  // Memory (engine/memory_model.h): the window's entries (fixed),
+  // reader_parallelism chunks being read and the queued chunks
+  // (stages/lc0/memory_estimates.h).
   void DescribeMemory(MemoryModelBuilder& builder) const override;
   void Stop() override;
   std::optional<StageControlResponse> Control(
