@@ -15,9 +15,11 @@ namespace sluice::lc0 {
 inline constexpr uint64_t kCompressedChunkBytesEstimate = uint64_t{256} << 10;
 // A chunk decompressed (150 records of 8356 bytes).
 inline constexpr uint64_t kDecompressedChunkBytesEstimate = 150 * 8356;
-// A frame: the struct and its packed record on the heap (about 1.2 KB,
-// stages/lc0/format/packed_record.h) with the allocator's overhead.
-inline constexpr uint64_t kFrameBytesEstimate = sizeof(Frame) + 1280;
+// A frame: the struct and its packed record on the heap (about 1.1 KB,
+// stages/lc0/format/packed_record.h), with what the allocator keeps around
+// records that a reservoir frees in random order: measured at 1.7-2.3 KB
+// of resident memory per reservoir frame (bench/memory_budget_benchmark).
+inline constexpr uint64_t kFrameBytesEstimate = sizeof(Frame) + 1900;
 // A chunk's entry in the pool's window (its place in its source).
 inline constexpr uint64_t kWindowEntryBytesEstimate = 64;
 
