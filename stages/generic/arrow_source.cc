@@ -435,19 +435,25 @@ asio::awaitable<void> ArrowSource::EmitBlocks() {
              co_await batches_.Receive(load_meter())) {
     const DatasetFile& file = *loaded->file;
     const int64_t first_row = loaded->first_row;
+    const RowBlockOptions options{
+        .first_index = file.offset + first_row,
+        .train = config_.mode() == ArrowSourceConfig::TRAIN,
+        .pass_seed = loaded->pass_seed,
+        .max_value_bytes = config_.max_value_bytes(),
+        .origin = {.ref = {.unit = loaded->read.pass << 32 | file.number,
+                           .index = static_cast<uint32_t>(first_row)},
+                   .cursor = {.position = loaded->read.position,
+                              .ordinal = static_cast<uint32_t>(first_row)},
+                   .restored = loaded->only_rows.has_value()}};
+    const RowSkipFunction skip = [&](std::string_view reason,
+                                     const ArrowColumnPlan& plan, int64_t row) {
+      SkipRow(reason, file, plan.column, first_row + row);
+    };
     blocks.clear();
-    const auto [rank_begin, rank_end] =
-        RankRowsOfBatch(*loaded, rank_, world_size_);
-    AppendRowBlocks(
-        std::move(loaded->batch), rank_begin, rank_end, file.plan,
-        {.first_index = file.offset + first_row,
-         .train = config_.mode() == ArrowSourceConfig::TRAIN,
-         .pass_seed = loaded->pass_seed,
-         .max_value_bytes = config_.max_value_bytes()},
-        [&](std::string_view reason, const ArrowColumnPlan& plan, int64_t row) {
-          SkipRow(reason, file, plan.column, first_row + row);
-        },
-        blocks);
+    for (const auto& [begin, end] : RowRunsToEmit(*loaded)) {
+      AppendRowBlocks(loaded->batch, begin, end, file.plan, options, skip,
+                      blocks);
+    }
     loaded.reset();  // the blocks keep the batch alive, not the emitter
     for (ExampleBlock& block : blocks) {
       const int64_t rows = block.rows();
@@ -459,6 +465,27 @@ asio::awaitable<void> ArrowSource::EmitBlocks() {
     bool permit = true;
     permits_.TrySend(permit);
   }
+}
+
+std::vector<std::pair<int64_t, int64_t>> ArrowSource::RowRunsToEmit(
+    const LoadedBatch& loaded) const {
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (loaded.only_rows) {
+    // A resume's restored rows: each run of consecutive ones.
+    for (const int64_t row : *loaded.only_rows) {
+      if (row >= loaded.rows) break;  // cut by file_changed
+      if (!runs.empty() && runs.back().second == row) {
+        ++runs.back().second;
+      } else {
+        runs.emplace_back(row, row + 1);
+      }
+    }
+    return runs;
+  }
+  auto [begin, end] = RankRowsOfBatch(loaded, rank_, world_size_);
+  begin = std::max(begin, loaded.read.from_row - loaded.first_row);
+  if (begin < end) runs.emplace_back(begin, end);
+  return runs;
 }
 
 asio::awaitable<bool> ArrowSource::ReadRestoredRows() {
@@ -489,9 +516,7 @@ asio::awaitable<bool> ArrowSource::ReadRestOfPass() {
   co_return true;
 }
 
-void ArrowSource::PrepareCheckpoints() {
-  checkpoint_.set_logging(output_ != nullptr);
-}
+void ArrowSource::PrepareCheckpoints() { checkpoint_.set_logging(true); }
 
 void ArrowSource::Acknowledge(uint64_t consumed) {
   checkpoint_.Acknowledge(consumed);

@@ -69,7 +69,7 @@
 // each within one row per file of its share. `index` stays the row's
 // place in the whole data set.
 //
-// Checkpoints (deterministic mode, EXAMPLES output; engine/checkpoint.h):
+// Checkpoints (deterministic mode, either output; engine/checkpoint.h):
 // each example's origin names it by ref {unit = pass << 32 | file number
 // (its place in the sorted data set), index = row of the file} and places
 // it by cursor {position = the file's read in this run's stream, ordinal =
@@ -85,7 +85,8 @@
 // number of ranks (an elastic resume), each new rank reads its part of
 // the rest of the old ranks' interrupted passes first, after its share of
 // their reservoirs' rows, then goes on from the next pass with its own
-// shard (internal/arrow_source_merge.h).
+// shard (internal/arrow_source_merge.h). A block (ROW_BLOCKS) carries
+// its first row's origin; the rows after it follow (ExampleBlock::origin).
 //
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until
@@ -170,6 +171,11 @@ class ArrowSource final : public Stage {
   asio::awaitable<void> Read();
   asio::awaitable<void> Emit();
   asio::awaitable<void> EmitBlocks();
+  // The runs [begin, end) of `loaded`'s rows (batch-relative) that
+  // ROW_BLOCKS emits: this rank's from the read's first row, or a resume's
+  // restored rows.
+  std::vector<std::pair<int64_t, int64_t>> RowRunsToEmit(
+      const LoadedBatch& loaded) const;
   asio::awaitable<std::vector<std::string>> Discover();
   // Numbers every file's rows; for file-format files read in row blocks,
   // also locates their block columns (DatasetFile::layout).

@@ -253,7 +253,7 @@ ResumeRequest Batcher::RequestAfter(const BatchEnd& end) const {
   return ResumeRequest{.from = end.taken};
 }
 
-void Batcher::PrepareCheckpoints() { log_batches_ = input_ != nullptr; }
+void Batcher::PrepareCheckpoints() { log_batches_ = true; }
 
 void Batcher::Acknowledge(uint64_t consumed) {
   if (consumed == 0 || !log_batches_) return;
@@ -275,10 +275,24 @@ void Batcher::Acknowledge(uint64_t consumed) {
 absl::StatusOr<std::optional<ResumeRequest>> Batcher::SaveCheckpoint(
     const ResumeRequest& downstream, std::string* state) {
   if (!log_batches_) {
+    return absl::UnimplementedError(
+        absl::StrCat("stage '", name(),
+                     "' cannot be checkpointed: it is not on the chain of the "
+                     "pipeline's output"));
+  }
+  if (block_input_ != nullptr && views_first_) {
     return absl::UnimplementedError(absl::StrCat(
         "stage '", name(),
-        "' cannot be checkpointed: it takes blocks (arrow_source's "
-        "ROW_BLOCKS output) or is not on the chain of the pipeline's output"));
+        "' cannot be checkpointed with block_order: VIEWS_FIRST (its rows "
+        "leave out of the input's order); use block_order: IN_ORDER"));
+  }
+  if (block_input_ != nullptr &&
+      (upstream() == nullptr ||
+       upstream()->resume_unit() != ResumeUnit::kCursors)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "stage '", name(),
+        "' cannot be checkpointed: its blocks come from a stage that does "
+        "not resume at a row of a block"));
   }
   if (downstream.from == 0) return ResumeRequest{.from = 0};
   std::lock_guard lock(log_mu_);
@@ -297,17 +311,36 @@ absl::Status Batcher::RestoreCheckpoint(const std::string& state) {
 asio::awaitable<void> Batcher::RunBlocks() {
   std::optional<TypedBatch> open;
   size_t filled = 0;
+  // Checkpoints: the input so far, and the first row of the open batch
+  // (block_order VIEWS_FIRST).
+  BatchEnd taken;
+  std::optional<BatchEnd> open_first;
   while (std::optional<ExampleBlock> block =
              co_await block_input_->Receive(load_meter())) {
-    if (!MatchBlock(*block)) continue;
     const int64_t rows = block->rows();
+    if (rows <= 0) continue;
+    const uint64_t taken_before = taken.taken;
+    // Where the input stands once row `row` of the block is taken in.
+    const auto end_at = [&](int64_t row) {
+      return BatchEnd{.taken = taken_before + static_cast<uint64_t>(row) + 1,
+                      .last = block->OriginOfRow(row).cursor};
+    };
+    taken = end_at(rows - 1);
+    if (!MatchBlock(*block)) continue;
     for (int64_t row = 0; row < rows;) {
       const bool view_fits = rows - row >= static_cast<int64_t>(batch_size_);
       if (view_fits && (!open || views_first_)) {
-        if (!co_await Emit(ViewOf(*block, row))) co_return;
+        const int64_t first = row;
         row += static_cast<int64_t>(batch_size_);
+        // VIEWS_FIRST: the input is still needed from the open batch's
+        // first row (acknowledgements only; it is not checkpointed).
+        LogBatchEnd(open_first.value_or(end_at(row - 1)));
+        if (!co_await Emit(ViewOf(*block, first))) co_return;
       } else {
-        if (!open) open = NewBatch();
+        if (!open) {
+          open = NewBatch();
+          open_first = end_at(row);
+        }
         const size_t run = std::min<size_t>(batch_size_ - filled,
                                             static_cast<size_t>(rows - row));
         for (size_t i = 0; i < specs_.size(); ++i) {
@@ -321,7 +354,9 @@ asio::awaitable<void> Batcher::RunBlocks() {
         if (filled < batch_size_) continue;
         TypedBatch full = std::move(*open);
         open.reset();
+        open_first.reset();
         filled = 0;
+        LogBatchEnd(end_at(row - 1));
         if (!co_await Emit(std::move(full))) co_return;
       }
       if (output_->IsClosed()) co_return;  // cancelled by Stop()
@@ -332,7 +367,9 @@ asio::awaitable<void> Batcher::RunBlocks() {
   if (!open) co_return;
   std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
   open.reset();
-  if (last) co_await Emit(std::move(*last));
+  if (!last) co_return;
+  LogBatchEnd(taken);
+  co_await Emit(std::move(*last));
 }
 
 bool Batcher::MatchBlock(const ExampleBlock& block) {

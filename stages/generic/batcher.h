@@ -53,14 +53,18 @@
 //   time naming the stage and the field.
 // - One coroutine; it yields to the executor after about a batch of work.
 //   Stop() ends it at its next channel wait.
-// - Checkpoints (deterministic mode, Example input): positions downstream
-//   are batches emitted in this run; it keeps, per batch not yet
-//   acknowledged, how many examples it had taken in up to its last and the
-//   last one's StreamCursor, and asks its input to resume right after it,
-//   in the unit of the input (a count, or the cursor's group with the
-//   items of it taken: arrow_source directly or through map stages). A
-//   partial batch being filled is built again. Block input cannot be
-//   checkpointed.
+// - Checkpoints (deterministic mode): positions downstream are batches
+//   emitted in this run; it keeps, per batch not yet acknowledged, how many
+//   examples it had taken in up to its last and the last one's
+//   StreamCursor, and asks its input to resume right after it, in the unit
+//   of the input (a count, or the cursor's group with the items of it
+//   taken: arrow_source directly or through map stages). A partial batch
+//   being filled is built again. Block input is resumed by cursor (a block
+//   names its first row's, ExampleBlock::origin), so a batch that ends
+//   inside a block resumes at the block's next row: blocks checkpoint as
+//   examples do, with block_order IN_ORDER. With VIEWS_FIRST a checkpoint
+//   is refused (Unimplemented, naming the stage and block_order): rows
+//   held back at block ends would have to be read again in their order.
 // - Metrics: batches and examples emitted, padded and dropped examples,
 //   batch buffer bytes.
 #ifndef SLUICE_STAGES_GENERIC_BATCHER_H_
@@ -180,7 +184,9 @@ class Batcher final : public Stage {
   // Per schema field, the matched column of the current block.
   std::vector<const BlockColumn*> block_sources_;
   // Checkpoints: the end of batch batch_log_base_ + i (of this run) in the
-  // input, for the batches not yet acknowledged.
+  // input, for the batches not yet acknowledged (block_order VIEWS_FIRST,
+  // which is not checkpointed: the first row of the batch being copied,
+  // when a view leaves before it, so that acknowledgements keep it).
   bool log_batches_ = false;  // set before Start()
   std::mutex log_mu_;
   std::deque<BatchEnd> batch_ends_;

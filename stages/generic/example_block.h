@@ -8,6 +8,7 @@
 //   const BlockColumn* x = block.Find("embedding");
 //   // x->data: block.rows() * x->example_bytes bytes, row r at
 //   // x->data + r * x->example_bytes
+//   ExampleOrigin third = block.OriginOfRow(2);  // for checkpoints
 #ifndef SLUICE_STAGES_GENERIC_EXAMPLE_BLOCK_H_
 #define SLUICE_STAGES_GENERIC_EXAMPLE_BLOCK_H_
 
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "engine/dtype.h"
+#include "stages/generic/example.h"
 
 namespace sluice {
 
@@ -58,10 +60,25 @@ class ExampleBlock {
   // Owns the memory of every column; share it to keep a view alive.
   const std::shared_ptr<const void>& keep_alive() const { return keep_alive_; }
 
+  // Checkpoints (engine/checkpoint.h): a block's rows are consecutive items
+  // of one unit and one group of its source's stream, so the origin of its
+  // first row names them all: row r has ref.index and cursor.ordinal
+  // greater by r. Sources that cannot be checkpointed leave it zero.
+  const ExampleOrigin& origin() const { return origin_; }
+  void set_origin(const ExampleOrigin& origin) { origin_ = origin; }
+  // The origin of row `row` (0 <= row < rows()).
+  ExampleOrigin OriginOfRow(int64_t row) const {
+    ExampleOrigin origin = origin_;
+    origin.ref.index += static_cast<uint32_t>(row);
+    origin.cursor.ordinal += static_cast<uint32_t>(row);
+    return origin;
+  }
+
  private:
   int64_t rows_ = 0;
   std::vector<BlockColumn> columns_;
   std::shared_ptr<const void> keep_alive_;
+  ExampleOrigin origin_;
 };
 
 }  // namespace sluice

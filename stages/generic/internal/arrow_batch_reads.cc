@@ -88,7 +88,10 @@ asio::awaitable<bool> ReadRowBlocks(
     const arrow::ArrowFileReader& reader,
     const arrow::ArrowFileReader::ColumnLayout& layout, RowBlockReads plan,
     const ArrowBatchSink& sink) {
-  const int64_t rows = layout.first_rows.back();
+  // A read of a run of rows stops at its end.
+  const int64_t rows = sink.end_row >= 0
+                           ? std::min(layout.first_rows.back(), sink.end_row)
+                           : layout.first_rows.back();
   const int64_t block = plan.block_rows;
   const int64_t from_row = std::min(plan.from_row, rows);
   // Record batches whose last row was read (or skipped by a resume).

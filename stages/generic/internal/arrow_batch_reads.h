@@ -47,7 +47,7 @@ struct ArrowBatchSink {
   std::function<void(const absl::Status& error)> fail;
   // When at least 0: the file's rows from this one on are not wanted, so
   // record batches that begin there are not read (ReadRecordBatches,
-  // ReadStreamBatches).
+  // ReadStreamBatches) and row blocks end there (ReadRowBlocks).
   int64_t end_row = -1;
 };
 

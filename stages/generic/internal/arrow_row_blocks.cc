@@ -166,7 +166,12 @@ ExampleBlock MakeBlock(const std::shared_ptr<const RecordBatch>& batch,
                     .example_bytes = sizeof(int64_t),
                     .data = reinterpret_cast<const std::byte*>(data)});
   }
-  return ExampleBlock(rows, std::move(block_columns), std::move(memory));
+  ExampleBlock block(rows, std::move(block_columns), std::move(memory));
+  ExampleOrigin origin = options.origin;
+  origin.ref.index += static_cast<uint32_t>(begin);
+  origin.cursor.ordinal += static_cast<uint32_t>(begin);
+  block.set_origin(origin);
+  return block;
 }
 
 }  // namespace

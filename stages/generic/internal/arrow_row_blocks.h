@@ -25,6 +25,9 @@ struct RowBlockOptions {
   uint64_t pass_seed = 0;
   // Largest binary or list value in bytes; 0: no limit.
   uint64_t max_value_bytes = 0;
+  // The origin of row 0 of the batch (checkpoints): a block of rows from
+  // `begin` gets it with ref.index and cursor.ordinal greater by begin.
+  ExampleOrigin origin;
 };
 
 // Appends to `out` the blocks of rows [begin, end) of `*batch` (end <=
@@ -32,7 +35,8 @@ struct RowBlockOptions {
 // scalars). Values of the batch's memory are views sharing `batch`;
 // converted values (bool, uint16/uint32 widened to int64, index, seed) live
 // in one buffer per block. Rows the per-row output would skip are skipped
-// here too, each reported to `skip`, and they end a block.
+// here too, each reported to `skip`, and they end a block. Each block
+// carries the origin of its first row (ExampleBlock::origin).
 void AppendRowBlocks(std::shared_ptr<const io::arrow::RecordBatch> batch,
                      int64_t begin, int64_t end,
                      std::span<const ArrowColumnPlan> plans,

@@ -64,9 +64,10 @@ absl::Status ArrowCheckpointState::Save(const ResumeRequest& downstream,
                                         const std::string& stage,
                                         std::string* state) {
   if (!logging_) {
-    return absl::UnimplementedError(absl::StrCat(
-        "stage '", stage,
-        "' cannot be checkpointed with output ROW_BLOCKS (use EXAMPLES)"));
+    return absl::UnimplementedError(
+        absl::StrCat("stage '", stage,
+                     "' cannot be checkpointed: it is not on the chain of the "
+                     "pipeline's output"));
   }
   ArrowSourceCheckpoint saved;
   {

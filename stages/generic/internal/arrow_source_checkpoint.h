@@ -1,4 +1,4 @@
-// arrow_source's checkpoint state (deterministic mode, EXAMPLES output;
+// arrow_source's checkpoint state (deterministic mode, either output;
 // engine/checkpoint.h): the point a resumed run's stream starts at, the
 // file reads of this run's stream not yet acknowledged downstream, and
 // what a checkpoint saves: the data set (paths, row counts, sizes), the
@@ -45,8 +45,8 @@ class ArrowCheckpointState {
     int64_t row = 0;
   };
 
-  // Before Start: whether reads are logged for checkpoints (EXAMPLES
-  // output of a checkpointed pipeline).
+  // Before Start: whether reads are logged for checkpoints (a source on
+  // the chain of a checkpointed pipeline's output).
   void set_logging(bool logging) { logging_ = logging; }
   bool logging() const { return logging_; }
 
@@ -83,8 +83,7 @@ class ArrowCheckpointState {
   // resumes at file read downstream.from, its row downstream.skip, after
   // downstream.restore is read again. `dataset` is read only once
   // MarkSurveyed was called. Errors name `stage`: Unimplemented when not
-  // logging (ROW_BLOCKS output), Internal when that read is no longer
-  // logged.
+  // logging, Internal when that read is no longer logged.
   absl::Status Save(const ResumeRequest& downstream,
                     const ArrowDataset& dataset, const std::string& stage,
                     std::string* state);
