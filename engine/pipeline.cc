@@ -72,13 +72,9 @@ absl::Status Pipeline::Configure(const DataLoaderConfig& config) {
   options_ = config;
   options_.clear_stage();
   options_.clear_output();
-  consumer_types_ = ConsumerTypes(config);
-  for (const StageConfig& stage : config.stage()) {
-    SLUICE_RETURN_IF_ERROR(AddStage(stage));
-  }
-  consumer_types_.clear();
-  for (const std::string& output : config.output()) {
-    SLUICE_RETURN_IF_ERROR(AddOutput(output));
+  SLUICE_RETURN_IF_ERROR(AddStagesAndOutputs(config));
+  if (config.memory_budget_bytes() > 0) {
+    SLUICE_RETURN_IF_ERROR(FitMemoryBudget(config));
   }
   if (config.world_size() > 1 &&
       std::none_of(stages_.begin(), stages_.end(),

@@ -35,6 +35,7 @@
 #include "engine/channel.h"
 #include "engine/element_type.h"
 #include "engine/executor.h"
+#include "engine/memory_model.h"
 #include "engine/metrics_history.h"
 #include "engine/prometheus_metrics.h"
 #include "engine/stage.h"
@@ -179,6 +180,15 @@ class Pipeline {
   };
   enum class State { kConfiguring, kRunning, kStopped };
 
+  // Adds every stage and output of `config`, in order.
+  absl::Status AddStagesAndOutputs(const DataLoaderConfig& config);
+  // The memory model of the stages built (engine/memory_model.h).
+  MemoryModel BuildMemoryModel() const;
+  // Plans `config` for its memory_budget_bytes (engine/memory_budget.h):
+  // refuses a budget below the minimum, rebuilds the stages from the
+  // planned config when the plan lowers a setting, and keeps the plan for
+  // the metrics.
+  absl::Status FitMemoryBudget(const DataLoaderConfig& config);
   absl::StatusOr<ChannelBase*> ResolveReference(std::string_view reference,
                                                 std::string_view who) const;
   Stage* FindStage(std::string_view name) const;
@@ -269,6 +279,8 @@ class Pipeline {
       std::make_shared<const DataLoaderMetricsProto>();
   bool has_snapshot_ = false;
   std::vector<StageMetricProto> totals_;
+  // The memory budget's plan (set by Configure with a budget).
+  std::optional<MemoryBudgetMetricsProto> memory_plan_;
   MetricsHistory history_;
 
   // Serves the latest snapshot to Prometheus (metrics_port); destroyed

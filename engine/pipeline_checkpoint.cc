@@ -97,6 +97,8 @@ DataLoaderConfig Pipeline::BatchDefiningConfig() const {
   config.clear_use_io_uring();
   config.clear_worker_placement();
   config.clear_trace();
+  // The planned settings are in the stages' configs.
+  config.clear_memory_budget_bytes();
   for (const auto& stage : stage_configs_) *config.add_stage() = *stage;
   for (const std::string& spec : output_specs_) config.add_output(spec);
   ClearParallelism(config);

@@ -39,6 +39,8 @@ void Pipeline::TakeSnapshot() {
     snapshot.set_bytes_through_backend(reads.backend_bytes);
   }
   snapshot.set_rss_bytes(ReadResidentBytes());
+  if (memory_plan_.has_value())
+    *snapshot.mutable_memory_budget() = *memory_plan_;
   totals_.resize(stages_.size());
   for (size_t i = 0; i < stages_.size(); ++i) {
     StageMetricProto interval = stages_[i]->FlushMetrics();

@@ -46,6 +46,12 @@ StageMetricProto Stage::FlushMetrics() {
   return metrics;
 }
 
+void Stage::DescribeMemory(MemoryModelBuilder& builder) const {
+  for (const auto& output : outputs_) {
+    builder.AddOutput(output.get(), output->name(), builder.InputItemBytes());
+  }
+}
+
 ChannelBase* Stage::GetOutput(std::string_view name) const {
   for (const auto& output : outputs_) {
     if (output->name() == name) return output.get();

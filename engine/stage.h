@@ -45,6 +45,7 @@
 #include "engine/checkpoint.h"
 #include "engine/executor.h"
 #include "engine/load_meter.h"
+#include "engine/memory_model.h"
 #include "engine/ordered_output.h"
 #include "engine/stage_context.h"
 #include "engine/task_group.h"
@@ -88,6 +89,14 @@ class Stage {
   // True for a stage that reads only this rank's shard of its data when
   // world_size > 1 (StageContext::rank()).
   virtual bool ShardsByRank() const { return false; }
+  // Describes what the stage holds in memory at its configured settings
+  // (engine/memory_model.h), between builder.BeginStage and the next
+  // stage's: declares the item bytes of every output (builder.AddOutput)
+  // and adds its other terms (reservoirs, read-ahead, workers). Called by
+  // the pipeline before Start() when the config has a memory budget; must
+  // depend on the config alone. Default: every output with items the size
+  // of the first input's (a stage that passes items on).
+  virtual void DescribeMemory(MemoryModelBuilder& builder) const;
   // Records the stage's busy count and its spans on the worker threads
   // into `trace` as its stage `index`
   // (engine/trace_recorder.h). Called by the pipeline before Start().

@@ -98,6 +98,10 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
       "\x1b[1msluice\x1b[0m  %.1fs elapsed  %s batches/s  %s %s/s  io: %s",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
       Rate(rate.examples_per_second), rate.unit, metrics.io_backend()));
+  if (const std::string budget = report::MemoryBudgetLine(metrics);
+      !budget.empty()) {
+    lines.push_back(budget);
+  }
   lines.push_back(
       absl::StrFormat("%-18s %s%-17s %10s %13s %6s %7s", "stage",
                       show_type ? absl::StrFormat("%-24s ", "type") : "",
@@ -160,6 +164,10 @@ void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics,
       "\nsummary: %.1fs, %s batches/s, %s %s/s on average (io: %s)\n",
       metrics.elapsed_seconds(), Rate(rate.batches_per_second),
       Rate(rate.examples_per_second), rate.unit, metrics.io_backend());
+  if (const std::string budget = report::MemoryBudgetLine(metrics);
+      !budget.empty()) {
+    out_ << "  " << budget << "\n";
+  }
   for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
     std::string skips;
     for (const SkipCountProto& skip : stage.skipped()) {

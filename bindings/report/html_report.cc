@@ -346,6 +346,9 @@ std::string RenderRunReport(const RunReportInputs& inputs) {
       "<h2>Bottleneck</h2>\n", BottleneckSection(inputs, fill, bottleneck),
       "<h2>Stages and channels over time</h2>\n", StageCharts(inputs),
       "<h2>Skipped items</h2>\n", SkipChart(inputs), "<h2>Memory</h2>\n",
+      metrics.has_memory_budget()
+          ? absl::StrCat("<p>", EscapeHtml(MemoryBudgetLine(metrics)), "</p>\n")
+          : "",
       MemoryChart(inputs), "<h2>Totals by stage</h2>\n", TotalsTable(inputs));
   std::string config_text;
   google::protobuf::TextFormat::PrintToString(inputs.config, &config_text);

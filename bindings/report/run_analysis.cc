@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "engine/memory_model.h"
 
 namespace sluice::report {
 namespace {
@@ -132,6 +134,24 @@ Bottleneck FindBottleneck(const DataLoaderConfig& config,
               "busy %.2fs; %.1fs needed)",
               busiest->stage, busiest->busy_seconds,
               kMinBottleneckBusySeconds)};
+}
+
+std::string MemoryBudgetLine(const DataLoaderMetricsProto& metrics) {
+  if (!metrics.has_memory_budget()) return "";
+  const MemoryBudgetMetricsProto& plan = metrics.memory_budget();
+  std::string lowered;
+  for (const MemorySettingProto& setting : plan.setting()) {
+    if (setting.planned() == setting.configured()) continue;
+    absl::StrAppend(&lowered, lowered.empty() ? "" : ", ", setting.stage(), " ",
+                    setting.setting(), " ", setting.configured(), " -> ",
+                    setting.planned());
+  }
+  return absl::StrCat(
+      "memory budget ", FormatBytes(plan.budget_bytes()), ": planned ",
+      FormatBytes(plan.planned_bytes()), " (configured ",
+      FormatBytes(plan.configured_bytes()), ", minimum ",
+      FormatBytes(plan.minimum_bytes()), "); ",
+      lowered.empty() ? "nothing lowered" : "lowered: " + lowered);
 }
 
 }  // namespace sluice::report

@@ -99,6 +99,13 @@ Bottleneck FindBottleneck(const DataLoaderConfig& config,
                           const DataLoaderMetricsProto& metrics,
                           const ChannelFill& fill);
 
+// The memory budget's plan in one line (DataLoaderConfig.memory_budget_bytes):
+// "memory budget 200.0 MiB: planned 199.9 MiB (configured 543.4 MiB,
+// minimum 186.5 MiB); lowered: sampler shuffling_frame_sampler.reservoir_size
+// 200000 -> 20000, ..." ("nothing lowered" when the settings fit); empty
+// without a budget.
+std::string MemoryBudgetLine(const DataLoaderMetricsProto& metrics);
+
 }  // namespace sluice::report
 
 #endif  // SLUICE_BINDINGS_REPORT_RUN_ANALYSIS_H_

@@ -10,6 +10,7 @@
 #include "engine/status_macros.h"
 #include "stages/audio/codec/audio_skip_reason.h"
 #include "stages/audio/internal/example_values.h"
+#include "stages/audio/memory_estimates.h"
 
 namespace sluice::audio {
 
@@ -62,6 +63,22 @@ AudioDecoder::AudioDecoder(const StageContext& context,
       ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
+
+void AudioDecoder::DescribeMemory(MemoryModelBuilder& builder) const {
+  const uint64_t encoded = builder.InputItemBytes();
+  const uint64_t decoded = kDecodedBytesPerEncodedByte * encoded;
+  builder.AddOutput(output_, "output", decoded + kExampleOverheadBytes);
+  // Each worker holds a clip encoded, decoded and resampled; in order
+  // (deterministic) two decoded clips per worker wait to go out.
+  builder.Add(
+      {.part = "workers",
+       .what = "clips being decoded",
+       .knob = MemoryKnob::kParallelism,
+       .field = "parallelism",
+       .count = config_.parallelism(),
+       .min_count = 1,
+       .bytes_each = encoded + (ordered_ != nullptr ? 4 : 2) * decoded});
+}
 
 void AudioDecoder::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),

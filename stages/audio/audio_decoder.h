@@ -48,6 +48,10 @@ class AudioDecoder final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): a clip encoded and decoded per worker
+  // (parallelism) and the queued waveforms, estimated from the input's
+  // encoded size (stages/audio/memory_estimates.h).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

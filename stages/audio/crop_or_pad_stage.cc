@@ -8,6 +8,7 @@
 #include "engine/status_macros.h"
 #include "engine/yield.h"
 #include "stages/audio/internal/example_values.h"
+#include "stages/audio/memory_estimates.h"
 
 namespace sluice::audio {
 
@@ -34,6 +35,11 @@ CropOrPadStage::CropOrPadStage(const StageContext& context,
                                                     : CropMode::kEval),
       input_(input),
       output_(AddOutput<Example>("output", 64)) {}
+
+void CropOrPadStage::DescribeMemory(MemoryModelBuilder& builder) const {
+  builder.AddOutput(output_, "output",
+                    config_.samples() * sizeof(float) + kExampleOverheadBytes);
+}
 
 void CropOrPadStage::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, 1, [this](int) { return Work(); });

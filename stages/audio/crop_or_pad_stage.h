@@ -40,6 +40,8 @@ class CropOrPadStage final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): the queued examples of `samples` floats.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -10,6 +10,7 @@
 #include "engine/map_worker.h"
 #include "engine/status_macros.h"
 #include "stages/audio/internal/example_values.h"
+#include "stages/audio/memory_estimates.h"
 
 namespace sluice::audio {
 namespace {
@@ -104,6 +105,32 @@ SpectrogramStage::SpectrogramStage(const StageContext& context,
       output_(AddOutput<Example>("output", 64)),
       ordered_(context.ordered() ? AddOrderedOutput(output_, 2 * parallelism_)
                                  : nullptr) {}
+
+void SpectrogramStage::DescribeMemory(MemoryModelBuilder& builder) const {
+  // The input's waveform length from its bytes (a cropped waveform).
+  const uint64_t waveform = builder.InputItemBytes();
+  const uint64_t samples =
+      waveform > kExampleOverheadBytes
+          ? (waveform - kExampleOverheadBytes) / sizeof(float)
+          : 0;
+  uint64_t spectrogram_bytes = 0;
+  if (absl::StatusOr<Spectrogram> spectrogram = Spectrogram::Create(config_);
+      spectrogram.ok()) {
+    spectrogram_bytes =
+        spectrogram->rows() * spectrogram->NumFrames(samples) * sizeof(float);
+  }
+  const uint64_t item = spectrogram_bytes + kExampleOverheadBytes;
+  builder.AddOutput(output_, "output", item);
+  // Each worker holds a waveform and its spectrogram; in order
+  // (deterministic) two spectrograms per worker wait to go out.
+  builder.Add({.part = "workers",
+               .what = "spectrograms being computed",
+               .knob = MemoryKnob::kParallelism,
+               .field = "parallelism",
+               .count = parallelism_,
+               .min_count = 1,
+               .bytes_each = waveform + (ordered_ != nullptr ? 3 : 1) * item});
+}
 
 void SpectrogramStage::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(parallelism_),

@@ -43,6 +43,9 @@ class SpectrogramStage final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): a waveform and its spectrogram per worker
+  // (parallelism) and the queued spectrograms.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -140,6 +140,9 @@ class ArrowSource final : public Stage {
   ~ArrowSource() override;
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): readahead + 1 record batches and the queued
+  // rows (arrow_source_memory.cc states the estimates).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void Stop() override;
   bool ShardsByRank() const override { return true; }
   void PrepareCheckpoints() override;

@@ -99,6 +99,9 @@ class Batcher final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): the queued batches, the one being filled
+  // and two the consumer holds (batcher_memory.cc).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void PrepareCheckpoints() override;
   void Acknowledge(uint64_t consumed) override;
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(

@@ -35,6 +35,7 @@
 #ifndef SLUICE_STAGES_GENERIC_RESERVOIR_STAGE_H_
 #define SLUICE_STAGES_GENERIC_RESERVOIR_STAGE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <concepts>
 #include <cstdint>
@@ -62,11 +63,33 @@ namespace sluice {
 struct ReservoirItemNames {
   std::string_view items;           // "frames", "examples"
   std::string_view missing_reason;  // skip reason of an item not read again
+  std::string_view size_field;      // the config field of the size
 };
+
+// The least a memory budget lowers a reservoir to: a tenth of its size
+// (docs/tuning.md).
+inline uint64_t LeastReservoirSize(uint64_t size) {
+  return std::max<uint64_t>(size / 10, 1);
+}
 
 template <typename T>
 class ReservoirStage : public Stage {
  public:
+  // Memory: the reservoir (its size in items of the input's bytes, lowered
+  // down to a tenth, min_fill in proportion) and the output.
+  void DescribeMemory(MemoryModelBuilder& builder) const override {
+    const uint64_t item_bytes = builder.InputItemBytes();
+    builder.AddOutput(output_, "output", item_bytes);
+    builder.Add(
+        {.part = "reservoir",
+         .what = absl::StrCat(std::string(names_.items), " in the reservoir"),
+         .knob = MemoryKnob::kReservoir,
+         .field = std::string(names_.size_field),
+         .count = shuffler_.size(),
+         .min_count = LeastReservoirSize(shuffler_.size()),
+         .bytes_each = item_bytes,
+         .scaled_with = {"min_fill"}});
+  }
   void Start(const StageRuntime& runtime) override {
     SpawnWorkers(runtime, 1, [this](int) { return Run(); });
   }

@@ -28,7 +28,8 @@ ShuffleBuffer::ShuffleBuffer(const StageContext& context, uint64_t size,
                              uint64_t min_fill, Channel<Example>* input)
     : ReservoirStage(context, size, min_fill, input,
                      {.items = "examples",
-                      .missing_reason = "checkpoint_example_missing"}) {}
+                      .missing_reason = "checkpoint_example_missing",
+                      .size_field = "size"}) {}
 
 void ShuffleBuffer::AddMetrics(StageMetricProto& metrics) {
   const ReservoirMetrics reservoir = shuffler().TakeMetrics();

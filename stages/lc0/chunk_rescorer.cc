@@ -9,6 +9,7 @@
 #include "engine/status_macros.h"
 #include "io/gzip.h"
 #include "stages/lc0/chess/syzygy_tablebase.h"
+#include "stages/lc0/memory_estimates.h"
 #include "stages/lc0/rescorer/input_format_conversion.h"
 
 namespace sluice::lc0 {
@@ -113,6 +114,22 @@ ChunkRescorer::ChunkRescorer(const StageContext& context,
       ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
+
+void ChunkRescorer::DescribeMemory(MemoryModelBuilder& builder) const {
+  // Its output holds the decompressed records.
+  builder.AddOutput(output_, "output", kDecompressedChunkBytesEstimate);
+  // Each worker holds a chunk compressed, decompressed and rescored; in
+  // order (deterministic) two chunks per worker wait to go out.
+  builder.Add({.part = "workers",
+               .what = "chunks being rescored",
+               .knob = MemoryKnob::kParallelism,
+               .field = "parallelism",
+               .count = config_.parallelism(),
+               .min_count = 1,
+               .bytes_each = kCompressedChunkBytesEstimate +
+                             (ordered_ != nullptr ? 4 : 2) *
+                                 kDecompressedChunkBytesEstimate});
+}
 
 void ChunkRescorer::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),

@@ -50,6 +50,10 @@ class ChunkRescorer final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): a chunk compressed and twice decompressed
+  // per worker (parallelism) and the queued decompressed chunks
+  // (stages/lc0/memory_estimates.h).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

@@ -14,6 +14,7 @@
 #include "stages/lc0/format/record_upconvert.h"
 #include "stages/lc0/format/record_validator.h"
 #include "stages/lc0/format/tensor_expansion.h"
+#include "stages/lc0/memory_estimates.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -72,6 +73,22 @@ ChunkUnpacker::ChunkUnpacker(const StageContext& context,
       ordered_(context.ordered()
                    ? AddOrderedOutput(output_, 2 * config.parallelism())
                    : nullptr) {}
+
+void ChunkUnpacker::DescribeMemory(MemoryModelBuilder& builder) const {
+  builder.AddOutput(output_, "output", kFrameBytesEstimate);
+  // Each worker holds a chunk compressed and decompressed, and its frames;
+  // in order (deterministic) two frames per worker wait to go out.
+  builder.Add(
+      {.part = "workers",
+       .what = "chunks being unpacked",
+       .knob = MemoryKnob::kParallelism,
+       .field = "parallelism",
+       .count = config_.parallelism(),
+       .min_count = 1,
+       .bytes_each = kCompressedChunkBytesEstimate +
+                     kDecompressedChunkBytesEstimate +
+                     (ordered_ != nullptr ? 2 : 0) * kFrameBytesEstimate});
+}
 
 void ChunkUnpacker::Start(const StageRuntime& runtime) {
   SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),

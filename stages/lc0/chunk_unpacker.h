@@ -60,6 +60,9 @@ class ChunkUnpacker final : public StatelessStage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): a chunk compressed and decompressed per
+  // worker (parallelism) and the queued frames (stages/lc0/memory_estimates.h).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
 
  protected:
   void AddMetrics(StageMetricProto& metrics) override;

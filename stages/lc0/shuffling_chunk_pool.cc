@@ -12,6 +12,7 @@
 #include "engine/log.h"
 #include "engine/stable_hash.h"
 #include "engine/status_macros.h"
+#include "stages/lc0/memory_estimates.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -67,6 +68,21 @@ ShufflingChunkPool::ShufflingChunkPool(const StageContext& context,
     read_results_.push_back(
         std::make_unique<Channel<ReadResults>>("read_results", 1));
   }
+}
+
+void ShufflingChunkPool::DescribeMemory(MemoryModelBuilder& builder) const {
+  builder.AddOutput(output_, "output", kCompressedChunkBytesEstimate);
+  builder.Add({.part = "window",
+               .what = "chunk entries in the window",
+               .count = config_.single_pass() ? 0 : config_.chunk_pool_size(),
+               .bytes_each = kWindowEntryBytesEstimate});
+  builder.Add({.part = "reads",
+               .what = "chunks being read",
+               .knob = MemoryKnob::kReadahead,
+               .field = "reader_parallelism",
+               .count = config_.reader_parallelism(),
+               .min_count = 1,
+               .bytes_each = kCompressedChunkBytesEstimate});
 }
 
 void ShufflingChunkPool::Start(const StageRuntime& runtime) {

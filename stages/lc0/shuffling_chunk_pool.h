@@ -68,6 +68,10 @@ class ShufflingChunkPool final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): the window's entries (fixed),
+  // reader_parallelism chunks being read and the queued chunks
+  // (stages/lc0/memory_estimates.h).
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   void Stop() override;
   std::optional<StageControlResponse> Control(
       const StageControlRequest& request) override;

@@ -29,9 +29,10 @@ ShufflingFrameSampler::ShufflingFrameSampler(const StageContext& context,
                                              uint64_t reservoir_size,
                                              uint64_t min_fill,
                                              Channel<Frame>* input)
-    : ReservoirStage(
-          context, reservoir_size, min_fill, input,
-          {.items = "frames", .missing_reason = "checkpoint_frame_missing"}) {}
+    : ReservoirStage(context, reservoir_size, min_fill, input,
+                     {.items = "frames",
+                      .missing_reason = "checkpoint_frame_missing",
+                      .size_field = "reservoir_size"}) {}
 
 void ShufflingFrameSampler::AddMetrics(StageMetricProto& metrics) {
   const ReservoirMetrics reservoir = shuffler().TakeMetrics();

@@ -11,6 +11,7 @@
 #include "engine/status_macros.h"
 #include "engine/yield.h"
 #include "stages/lc0/format/packed_expander.h"
+#include "stages/lc0/memory_estimates.h"
 
 namespace sluice::lc0 {
 namespace {
@@ -74,6 +75,26 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       buffers_(BatchBufferPool::Create(
           TensorBatch::AllocationBytes(config.batch_size(), config.v7_fields()),
           output_->capacity() + config.parallelism() + 2)) {}
+
+void TensorGenerator::DescribeMemory(MemoryModelBuilder& builder) const {
+  const uint64_t batch = buffers_->bytes();
+  builder.AddOutput(output_, "output", batch);
+  // The batch being filled (the workers fill one together); in order
+  // (deterministic) one more per worker waits to go out.
+  builder.Add({.part = "workers",
+               .what = "batches being filled",
+               .knob = MemoryKnob::kParallelism,
+               .field = "parallelism",
+               .count = config_.parallelism(),
+               .min_count = 1,
+               .bytes_each = ordered_ != nullptr ? batch : 0,
+               .fixed_bytes = batch});
+  builder.Add({.part = "handed out",
+               .what = "batches the consumer holds (the one it uses, the "
+                       "one it takes next)",
+               .count = 2,
+               .bytes_each = batch});
+}
 
 void TensorGenerator::Start(const StageRuntime& runtime) {
   {

@@ -78,6 +78,9 @@ class TensorGenerator final : public Stage {
       const StageContext& context);
 
   void Start(const StageRuntime& runtime) override;
+  // Memory (engine/memory_model.h): the batch being filled (one more per worker
+  // in order), the queued batches and two the consumer holds.
+  void DescribeMemory(MemoryModelBuilder& builder) const override;
   // Checkpoints (deterministic mode): keeps no state; batch k holds input
   // frames [k * batch_size, (k + 1) * batch_size), so batches downstream
   // become frames upstream. Refused once frames of another input format

@@ -318,3 +318,30 @@ def test_audio_train_loop_example():
     assert "step     5  loss" in done.stdout
     assert "trained on 160 clips" in done.stdout
     assert "eval: " in done.stdout and "/396 clips right" in done.stdout
+
+
+def test_memory_budget_plans_within_it_and_refuses_below_the_minimum(clips):
+    config = sluice.audio_pipeline(clips["dir"], clip_seconds=0.25, n_mels=16,
+                                   batch_size=16, shuffle_buffer=64,
+                                   min_fill=16)
+    config.worker_threads = 2
+    config.memory_budget_bytes = 1 << 50
+    with sluice.DataLoader(config) as loader:
+        plan = loader.metrics().memory_budget
+    assert plan.planned_bytes == plan.configured_bytes
+    assert plan.minimum_bytes < plan.configured_bytes
+
+    config.memory_budget_bytes = plan.minimum_bytes
+    with sluice.DataLoader(config) as loader:
+        batches = [batch for _, batch in zip(range(3), loader)]
+    assert len(batches) == 3
+    planned = loader.metrics().memory_budget
+    assert planned.budget_bytes == plan.minimum_bytes
+    assert planned.planned_bytes == plan.minimum_bytes
+    reservoir = [setting for setting in planned.setting
+                 if setting.setting == "shuffle_buffer.size"]
+    assert [(s.configured, s.planned) for s in reservoir] == [(64, 6)]
+
+    config.memory_budget_bytes = plan.minimum_bytes - 1
+    with pytest.raises(ValueError, match="memory_budget_bytes.*minimum"):
+        sluice.DataLoader(config)

@@ -104,5 +104,32 @@ TEST(AverageChannelFillTest, AveragesEachChannelOverTheSamples) {
   EXPECT_DOUBLE_EQ(fill.at("decode.output"), 0.15);
 }
 
+TEST(MemoryBudgetLineTest, NamesTheBudgetThePlanAndTheLoweredSettings) {
+  DataLoaderMetricsProto metrics;
+  EXPECT_EQ(MemoryBudgetLine(metrics), "");
+  MemoryBudgetMetricsProto& plan = *metrics.mutable_memory_budget();
+  plan.set_budget_bytes(200 << 20);
+  plan.set_planned_bytes(199 << 20);
+  plan.set_configured_bytes(500 << 20);
+  plan.set_minimum_bytes(100 << 20);
+  MemorySettingProto& kept = *plan.add_setting();
+  kept.set_stage("tensors");
+  kept.set_setting("tensor_generator.parallelism");
+  kept.set_configured(2);
+  kept.set_planned(2);
+  EXPECT_EQ(MemoryBudgetLine(metrics),
+            "memory budget 200.0 MiB: planned 199.0 MiB (configured 500.0 "
+            "MiB, minimum 100.0 MiB); nothing lowered");
+  MemorySettingProto& lowered = *plan.add_setting();
+  lowered.set_stage("sampler");
+  lowered.set_setting("shuffling_frame_sampler.reservoir_size");
+  lowered.set_configured(200000);
+  lowered.set_planned(20000);
+  EXPECT_THAT(MemoryBudgetLine(metrics),
+              HasSubstr("; lowered: sampler "
+                        "shuffling_frame_sampler.reservoir_size 200000 -> "
+                        "20000"));
+}
+
 }  // namespace
 }  // namespace sluice::report
