@@ -150,7 +150,6 @@ void ChunkRescorer::Rescore(const Chunk& chunk, std::vector<Chunk>& out) {
   }
   // Per thread, as the unpacker's buffers (Rescore does not wait).
   thread_local std::string raw;
-  thread_local std::string rescored;
   std::string_view records = chunk.data;
   if (!chunk.decompressed) {
     if (absl::Status status =
@@ -161,7 +160,7 @@ void ChunkRescorer::Rescore(const Chunk& chunk, std::vector<Chunk>& out) {
     }
     records = raw;
   }
-  rescored.clear();
+  ChunkBytes rescored;
   rescorer::RescoreCounts counts;
   const std::optional<rescorer::Rejection> rejection =
       rescorer_.Rescore(records, &rescored, &counts);
@@ -182,7 +181,7 @@ void ChunkRescorer::Rescore(const Chunk& chunk, std::vector<Chunk>& out) {
   result.number = chunk.number;
   result.position = chunk.position;
   result.restore_records = chunk.restore_records;
-  result.data = ChunkBytes(std::string_view(rescored));
+  result.data = std::move(rescored);
   result.decompressed = true;
   out.push_back(std::move(result));
   games_.fetch_add(counts.games, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "stages/lc0/chess/internal/fathom_dtz.h"
 #include "stages/lc0/chess/internal/syzygy_file_check.h"
 
 extern "C" {
@@ -27,10 +28,15 @@ struct FathomState {
   std::mutex mutex;
   std::string paths;
   int users = 0;
-  // Serialises probes that may parse a table on first use: DTZ probes, and
-  // WDL probes too when some WDL table could not be parsed at load.
+  // Serialises probes that may parse a table on first use: DTZ probes
+  // unless every DTZ table was parsed at load, and WDL probes too when some
+  // WDL table could not be.
   std::mutex dtz_mutex;
   bool serialize_wdl = false;
+  bool dtz_tables_parsed = false;
+  // The single-position DTZ probe, when found and in agreement with
+  // tb_probe_root.
+  std::optional<internal::FathomDtz> direct_dtz;
 };
 
 FathomState& State() {
@@ -112,6 +118,58 @@ absl::StatusOr<std::map<std::string, std::string>> FindTableFiles(
   return files;
 }
 
+// tb_probe_root's DTZ of `position` (ProbeDtz's contract), or nullopt
+// when a probe fails.
+std::optional<int> RootDtz(const Position& position) {
+  const FathomBoard b = ToFathom(position);
+  const unsigned result =
+      tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                    b.knights, b.pawns, 0, 0, b.ep, b.turn, nullptr);
+  if (result == TB_RESULT_FAILED) return std::nullopt;
+  if (result == TB_RESULT_CHECKMATE) return -1;
+  if (result == TB_RESULT_STALEMATE) return 0;
+  const int dtz = static_cast<int>(TB_GET_DTZ(result));
+  const unsigned wdl = TB_GET_WDL(result);
+  return wdl == TB_DRAW ? 0 : (wdl > TB_DRAW ? dtz : -dtz);
+}
+
+// Parses every DTZ table of `materials` through FathomDtz, when this
+// libfathom has it, and checks FathomDtz against tb_probe_root on random
+// positions of those tables (at most 512); sets state.dtz_tables_parsed
+// and state.direct_dtz accordingly. Runs before any concurrent probe.
+void PrepareDtzProbes(const std::vector<std::string>& materials,
+                      FathomState& state) {
+  state.dtz_tables_parsed = false;
+  state.direct_dtz.reset();
+  const std::optional<internal::FathomDtz> direct = internal::FathomDtz::Find();
+  if (!direct) return;
+  bool parsed = true;
+  uint64_t random = 0x445a'5450'524f'4245ull;
+  for (const std::string& material : materials) {
+    const std::optional<Position> position =
+        internal::RandomPositionOf(material, random);
+    if (!position) {
+      parsed = false;
+      continue;
+    }
+    direct->ParseTable(*position);
+  }
+  state.dtz_tables_parsed = parsed;
+  constexpr int kChecks = 512;
+  int checked = 0;
+  for (int round = 0; round < 16 && checked < kChecks; ++round) {
+    for (const std::string& material : materials) {
+      if (checked == kChecks) break;
+      const std::optional<Position> position =
+          internal::RandomPositionOf(material, random);
+      if (!position) continue;
+      if (direct->Probe(*position) != RootDtz(*position)) return;
+      ++checked;
+    }
+  }
+  state.direct_dtz = direct;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
@@ -132,6 +190,7 @@ absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
   if (!files.ok()) return files.status();
   auto tables = std::shared_ptr<SyzygyTablebase>(new SyzygyTablebase);
   std::vector<std::string> wdl_materials;
+  std::vector<std::string> dtz_materials;
   for (const auto& [name, file] : *files) {
     absl::StatusOr<internal::SyzygyFileInfo> info =
         internal::CheckSyzygyFile(file, options.verify_checksums);
@@ -142,6 +201,7 @@ absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
       wdl_materials.push_back(name.substr(0, name.size() - 5));
     } else {
       ++tables->dtz_tables_;
+      dtz_materials.push_back(name.substr(0, name.size() - 5));
     }
   }
   if (tables->wdl_tables_ == 0) {
@@ -173,9 +233,13 @@ absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> SyzygyTablebase::Load(
         state.serialize_wdl = true;
       }
     }
+    PrepareDtzProbes(dtz_materials, state);
   }
   tables->max_cardinality_ = static_cast<int>(TB_LARGEST);
   tables->serialize_wdl_ = state.serialize_wdl;
+  tables->serialize_dtz_ = state.serialize_wdl || !state.dtz_tables_parsed;
+  tables->direct_dtz_ =
+      options.direct_dtz && state.direct_dtz ? &*state.direct_dtz : nullptr;
   tables->counted_ = true;
   ++state.users;
   return std::shared_ptr<const SyzygyTablebase>(std::move(tables));
@@ -222,20 +286,16 @@ std::optional<Wdl> SyzygyTablebase::ProbeWdl(const Position& position) const {
 
 std::optional<int> SyzygyTablebase::ProbeDtz(const Position& position) const {
   if (!CanProbe(position)) return std::nullopt;
-  const FathomBoard b = ToFathom(position);
-  unsigned result;
-  {
+  auto probe = [&] {
+    return direct_dtz_ != nullptr && internal::FathomDtz::Handles(position)
+               ? direct_dtz_->Probe(position)
+               : RootDtz(position);
+  };
+  if (serialize_dtz_) {
     std::lock_guard lock(State().dtz_mutex);
-    result =
-        tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
-                      b.knights, b.pawns, 0, 0, b.ep, b.turn, nullptr);
+    return probe();
   }
-  if (result == TB_RESULT_FAILED) return std::nullopt;
-  if (result == TB_RESULT_CHECKMATE) return -1;
-  if (result == TB_RESULT_STALEMATE) return 0;
-  const int dtz = static_cast<int>(TB_GET_DTZ(result));
-  const unsigned wdl = TB_GET_WDL(result);
-  return wdl == TB_DRAW ? 0 : (wdl > TB_DRAW ? dtz : -dtz);
+  return probe();
 }
 
 bool SyzygyTablebase::RankRootMoves(const Position& position, bool has_repeated,
@@ -244,13 +304,18 @@ bool SyzygyTablebase::RankRootMoves(const Position& position, bool has_repeated,
   if (!CanProbe(position)) return false;
   const FathomBoard b = ToFathom(position);
   auto root_moves = std::make_unique<TbRootMoves>();
-  int ok;
-  {
-    std::lock_guard lock(State().dtz_mutex);
-    ok = tb_probe_root_dtz(
+  auto probe = [&] {
+    return tb_probe_root_dtz(
         b.white, b.black, b.kings, b.queens, b.rooks, b.bishops, b.knights,
         b.pawns, static_cast<unsigned>(position.rule50()), 0, b.ep, b.turn,
         has_repeated, /*useRule50=*/true, root_moves.get());
+  };
+  int ok;
+  if (serialize_dtz_) {
+    std::lock_guard lock(State().dtz_mutex);
+    ok = probe();
+  } else {
+    ok = probe();
   }
   if (!ok) return false;
   for (unsigned i = 0; i < root_moves->size; ++i) {

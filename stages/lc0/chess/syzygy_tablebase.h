@@ -11,9 +11,13 @@
 //    holds a name wins): size, magic number and, unless told not to, the
 //    checksum every Syzygy file ends with; a damaged file is an error that
 //    names it, never a crash later;
-//  - initialises fathom once, and parses every WDL table at once, before
-//    any concurrent use; DTZ probes (rarer) run under a mutex, since they
-//    may parse a DTZ table on first use.
+//  - initialises fathom once, and parses every WDL and DTZ table at once,
+//    before any concurrent use, so that probes need no lock (a table that
+//    could not be parsed so makes the probes that may reach it take a
+//    mutex).
+// A DTZ probe reaches fathom's DTZ table lookup directly when the library
+// exports it (internal/fathom_dtz.h), checked at load against fathom's
+// root probe, which is a few dozen times slower.
 // A Load() with the same paths shares the loaded tables; a Load() with
 // other paths while tables are in use is an error.
 //
@@ -32,6 +36,9 @@
 #include "stages/lc0/chess/position.h"
 
 namespace sluice::lc0::chess {
+namespace internal {
+class FathomDtz;
+}  // namespace internal
 
 // Win/draw/loss for the side to move; cursed wins and blessed losses are
 // wins and losses that the fifty-move rule turns into draws.
@@ -53,6 +60,10 @@ struct RankedMove {
 struct SyzygyLoadOptions {
   // Verify each table file's embedded checksum (reads every byte once).
   bool verify_checksums = true;
+  // Probe DTZ through fathom's table lookup when it passed the check at
+  // load (false: always through fathom's root probe, which gives the same
+  // values, slower).
+  bool direct_dtz = true;
 };
 
 class SyzygyTablebase {
@@ -77,6 +88,9 @@ class SyzygyTablebase {
   // Bytes of the table files loaded (mapped, shared through the page
   // cache; only the pages probed are read).
   uint64_t mapped_bytes() const { return mapped_bytes_; }
+  // Whether DTZ probes use fathom's table lookup (SyzygyLoadOptions::
+  // direct_dtz, when this libfathom has it and it passed the check).
+  bool probes_dtz_directly() const { return direct_dtz_ != nullptr; }
 
   // Whether `position` can be probed: no castling right for either side,
   // one king each, at most max_cardinality() pieces, and the side not to
@@ -110,6 +124,12 @@ class SyzygyTablebase {
   uint64_t mapped_bytes_ = 0;
   // Some WDL table was not parsed at load: WDL probes take the mutex.
   bool serialize_wdl_ = false;
+  // Some table a DTZ probe may reach was not parsed at load: DTZ probes
+  // take the mutex.
+  bool serialize_dtz_ = true;
+  // The single-position DTZ probe (fathom's global state holds it), or
+  // null: tb_probe_root.
+  const internal::FathomDtz* direct_dtz_ = nullptr;
   // Counted among fathom's users (a successful Load).
   bool counted_ = false;
 };

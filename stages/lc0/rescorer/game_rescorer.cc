@@ -74,6 +74,32 @@ GameRescorer::GameRescorer(
 std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
                                                std::string* out,
                                                RescoreCounts* counts) const {
+  return RescoreInto(records, out, counts);
+}
+
+std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
+                                               io::RecycledBytes* out,
+                                               RescoreCounts* counts) const {
+  return RescoreInto(records, out, counts);
+}
+
+template <typename Bytes>
+std::optional<Rejection> GameRescorer::RescoreInto(
+    std::string_view records, Bytes* out, RescoreCounts* counts) const {
+  RescoredGame game;
+  if (std::optional<Rejection> rejection =
+          RescoreGame(records, &game, counts)) {
+    return rejection;
+  }
+  const size_t offset = out->size();
+  out->resize(offset + game.output_bytes);
+  WriteOutput(game, out->data() + offset);
+  return std::nullopt;
+}
+
+std::optional<Rejection> GameRescorer::RescoreGame(
+    std::string_view records, RescoredGame* rescored,
+    RescoreCounts* counts) const {
   if (records.empty()) return Refuse("empty_file", "no records");
   if (records.size() < 4) {
     return Refuse("size_not_multiple", "shorter than a version number");
@@ -102,6 +128,10 @@ std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
   const size_t n = records.size() / record_size;
   const std::span<V6TrainingRecord> game = ScratchRecords(n);
   std::vector<V7Tail> tails;
+  // Each record is checked as it is copied, while its bytes are in cache; a
+  // version mismatch anywhere still comes first, as lc0 reads the whole
+  // file before it checks a record.
+  std::optional<Rejection> first_bad_record;
   for (size_t i = 0; i < n; ++i) {
     const std::string_view bytes = records.substr(i * record_size, record_size);
     uint32_t record_version;
@@ -115,27 +145,27 @@ std::optional<Rejection> GameRescorer::Rescore(std::string_view records,
       std::memset(&game[i], 0, sizeof(V6TrainingRecord));
       UpconvertToV6(bytes, static_cast<RecordVersion>(version), &game[i]);
       UpgradeAsLc0(game[i]);
-      continue;
+    } else {
+      std::memcpy(&game[i], bytes.data(), kV6RecordSize);
+      if (version == 7) {
+        V7Tail& tail = tails.emplace_back();
+        std::memcpy(&tail, bytes.data() + kV7TailOffset, sizeof(tail));
+      }
     }
-    std::memcpy(&game[i], bytes.data(), kV6RecordSize);
-    if (version == 7) {
-      V7Tail& tail = tails.emplace_back();
-      std::memcpy(&tail, bytes.data() + kV7TailOffset, sizeof(tail));
+    if (!first_bad_record) {
+      first_bad_record = CheckRecord(game[i], static_cast<int>(i));
     }
   }
-  return RescoreRecords(game, version == 7 ? &tails : nullptr, out, counts);
+  if (first_bad_record) return first_bad_record;
+  return RescoreRecords(game, version == 7 ? &tails : nullptr, rescored,
+                        counts);
 }
 
 std::optional<Rejection> GameRescorer::RescoreRecords(
     std::span<V6TrainingRecord> game, const std::vector<V7Tail>* v7_tails,
-    std::string* out, RescoreCounts* counts) const {
+    RescoredGame* rescored, RescoreCounts* counts) const {
   const int n = static_cast<int>(game.size());
   if (n == 0) return Refuse("empty_file", "no records");
-  for (int i = 0; i < n; ++i) {
-    if (std::optional<Rejection> rejection = CheckRecord(game[i], i)) {
-      return rejection;
-    }
-  }
   for (int i = 0; i < n; ++i) {
     if (game[i].input_format != 1 && game[i].input_format != 3) {
       return Refuse(
@@ -179,32 +209,46 @@ std::optional<Rejection> GameRescorer::RescoreRecords(
       ++local.results_changed;
     }
   }
+  rescored->records = game;
   if (options_.output_version == 7) {
-    const std::vector<V7Tail> tails =
-        v7_tails != nullptr ? *v7_tails
-                            : ComputeV7Tails(game, options_.st_q_theta);
-    out->reserve(out->size() + n * kV7RecordSize);
-    for (int i = 0; i < n; ++i) {
-      game[i].version = 7;
-      out->append(reinterpret_cast<const char*>(&game[i]), kV7TailOffset);
-      out->append(reinterpret_cast<const char*>(&tails[i]), sizeof(V7Tail));
-    }
+    rescored->tails = v7_tails != nullptr
+                          ? *v7_tails
+                          : ComputeV7Tails(game, options_.st_q_theta);
+    rescored->output_bytes = n * kV7RecordSize;
   } else {
-    out->reserve(out->size() + n * kV6RecordSize);
     for (int i = 0; i < n; ++i) {
       if (game[i].invariance_info & 0x40) {
         ++local.records_dropped;
-        continue;
+      } else {
+        rescored->output_bytes += kV6RecordSize;
       }
-      if (game[i].version == 7) {
-        game[i].version = 6;
-        game[i].reserved = 0;
-      }
-      out->append(reinterpret_cast<const char*>(&game[i]), kV6RecordSize);
     }
   }
   *counts += local;
   return std::nullopt;
+}
+
+void GameRescorer::WriteOutput(const RescoredGame& game,
+                               char* destination) const {
+  if (options_.output_version == 7) {
+    for (size_t i = 0; i < game.records.size(); ++i) {
+      V6TrainingRecord& record = game.records[i];
+      record.version = 7;
+      std::memcpy(destination, &record, kV7TailOffset);
+      std::memcpy(destination + kV7TailOffset, &game.tails[i], sizeof(V7Tail));
+      destination += kV7RecordSize;
+    }
+    return;
+  }
+  for (V6TrainingRecord& record : game.records) {
+    if (record.invariance_info & 0x40) continue;
+    if (record.version == 7) {
+      record.version = 6;
+      record.reserved = 0;
+    }
+    std::memcpy(destination, &record, kV6RecordSize);
+    destination += kV6RecordSize;
+  }
 }
 
 }  // namespace sluice::lc0::rescorer

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/recycled_bytes.h"
 #include "stages/lc0/chess/syzygy_tablebase.h"
 #include "stages/lc0/format/training_record.h"
 #include "stages/lc0/rescorer/rescore_options.h"
@@ -41,18 +42,44 @@ class GameRescorer {
   // rescore).
   std::optional<Rejection> Rescore(std::string_view records, std::string* out,
                                    RescoreCounts* counts) const;
-
-  // The same on records already in the V6 layout (V7 records' first 8356
-  // bytes; version 7 keeps its tail from `v7_tails` when given).
-  // The records are rewritten in place.
-  std::optional<Rejection> RescoreRecords(std::span<V6TrainingRecord> game,
-                                          const std::vector<V7Tail>* v7_tails,
-                                          std::string* out,
-                                          RescoreCounts* counts) const;
+  // The same, appending to chunk bytes: the rescored records are written
+  // there at once, not copied from a string.
+  std::optional<Rejection> Rescore(std::string_view records,
+                                   io::RecycledBytes* out,
+                                   RescoreCounts* counts) const;
 
   const RescoreOptions& options() const { return options_; }
 
  private:
+  // A rescored game, in this thread's scratch space, before it is written
+  // out.
+  struct RescoredGame {
+    std::span<V6TrainingRecord> records;
+    // The V7 tails of output version 7.
+    std::vector<V7Tail> tails;
+    // The bytes WriteOutput writes.
+    size_t output_bytes = 0;
+  };
+
+  // Rescores `records` (as Rescore) into `game`.
+  std::optional<Rejection> RescoreGame(std::string_view records,
+                                       RescoredGame* game,
+                                       RescoreCounts* counts) const;
+  // Rescores records already in the V6 layout that passed CheckRecord, in
+  // place (V7 records' first 8356 bytes; version 7 keeps its tail from
+  // `v7_tails` when given).
+  std::optional<Rejection> RescoreRecords(std::span<V6TrainingRecord> records,
+                                          const std::vector<V7Tail>* v7_tails,
+                                          RescoredGame* game,
+                                          RescoreCounts* counts) const;
+  // Writes the output records of `game` (game.output_bytes) at
+  // `destination`.
+  void WriteOutput(const RescoredGame& game, char* destination) const;
+  // Rescore for either kind of output buffer.
+  template <typename Bytes>
+  std::optional<Rejection> RescoreInto(std::string_view records, Bytes* out,
+                                       RescoreCounts* counts) const;
+
   std::shared_ptr<const chess::SyzygyTablebase> tablebase_;
   RescoreOptions options_;
 };

@@ -33,6 +33,28 @@ float ProbabilityAt(const V6TrainingRecord& record, int index) {
   return value;
 }
 
+// Probabilities tested at once by AllIllegal.
+constexpr int kBlock = 16;
+
+// Whether the kBlock probabilities at `p` are all -1 (illegal moves), in
+// four vector compares.
+bool AllIllegal(const float* p) {
+  using Lanes = uint32_t __attribute__((vector_size(16)));
+  constexpr uint32_t kIllegal = std::bit_cast<uint32_t>(-1.0f);
+  constexpr Lanes kIllegalLanes = {kIllegal, kIllegal, kIllegal, kIllegal};
+  auto load = [p](int i) {
+    Lanes lanes;
+    std::memcpy(&lanes, p + 4 * i, sizeof(lanes));
+    return lanes;
+  };
+  const auto equal = (load(0) == kIllegalLanes) & (load(1) == kIllegalLanes) &
+                     (load(2) == kIllegalLanes) & (load(3) == kIllegalLanes);
+  uint64_t halves[2];
+  static_assert(sizeof(halves) == sizeof(equal));
+  std::memcpy(halves, &equal, sizeof(halves));
+  return (halves[0] & halves[1]) == ~uint64_t{0};
+}
+
 }  // namespace
 
 std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
@@ -67,16 +89,13 @@ std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
   if (!In(record.result_q, -1, 1)) return RangeViolation(index, "result_q");
   if (!(record.result_d >= 0)) return RangeViolation(index, "result_d");
   if (record.rule50_count > 100) return RangeViolation(index, "rule50_count");
-  // Most entries are -1 (illegal moves): a block of eight of them is passed
-  // over with one comparison. The legal ones are summed in order, as lc0
-  // sums them, so that the rounding is the same.
-  static constexpr float kIllegalBlock[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  // Most entries are -1 (illegal moves): a block of sixteen of them is
+  // passed over with one vector test. The legal ones are summed in order,
+  // as lc0 sums them, so that the rounding is the same.
   float sum = 0;
-  for (int block = 0; block < kPolicySize; block += 8) {
-    const int end = std::min(block + 8, kPolicySize);
-    if (end - block == 8 &&
-        std::memcmp(&record.probabilities[block], kIllegalBlock,
-                    sizeof(kIllegalBlock)) == 0) {
+  for (int block = 0; block < kPolicySize; block += kBlock) {
+    const int end = std::min(block + kBlock, kPolicySize);
+    if (end - block == kBlock && AllIllegal(&record.probabilities[block])) {
       continue;
     }
     for (int i = block; i < end; ++i) {

@@ -99,40 +99,66 @@ bool IsTableName(std::string_view material) {
   return ParseMaterial(material).has_value();
 }
 
+namespace {
+
+// The pieces placed on random squares (pawns on ranks 2-7) with `mover` to
+// move, or nullopt when a piece found no free square or the side not to
+// move is in check.
+std::optional<Position> PlacePieces(
+    const std::vector<std::pair<Color, PieceType>>& pieces, Color mover,
+    uint64_t& state) {
+  Position position;
+  for (const auto& [color, type] : pieces) {
+    const int low = type == kPawn ? 8 : 0;
+    const int span = type == kPawn ? 48 : 64;
+    int square = -1;
+    for (int tries = 0; tries < 64 && square < 0; ++tries) {
+      const int candidate = low + static_cast<int>(NextRandom(state) % span);
+      if (!(position.occupied() & SquareBit(candidate))) square = candidate;
+    }
+    if (square < 0) return std::nullopt;
+    position.Put(color, type, square);
+  }
+  position.set_side_to_move(mover);
+  const Color waiting = mover == kWhite ? kBlack : kWhite;
+  if (position.IsAttacked(position.KingSquare(waiting), mover)) {
+    return std::nullopt;
+  }
+  return position;
+}
+
+}  // namespace
+
 std::optional<Position> QuietPositionOf(std::string_view material) {
   const auto parsed = ParseMaterial(material);
   if (!parsed) return std::nullopt;
-  const std::vector<std::pair<Color, PieceType>>& pieces = *parsed;
   uint64_t state = 0x5359'5a59'4759ull;
   for (int attempt = 0; attempt < 100000; ++attempt) {
-    Position position;
-    bool placed = true;
-    for (const auto& [color, type] : pieces) {
-      const int low = type == kPawn ? 8 : 0;
-      const int span = type == kPawn ? 48 : 64;
-      int square = -1;
-      for (int tries = 0; tries < 64 && square < 0; ++tries) {
-        const int candidate = low + static_cast<int>(NextRandom(state) % span);
-        if (!(position.occupied() & SquareBit(candidate))) square = candidate;
-      }
-      if (square < 0) {
-        placed = false;
-        break;
-      }
-      position.Put(color, type, square);
-    }
-    if (!placed || position.IsAttacked(position.KingSquare(kBlack), kWhite)) {
-      continue;
-    }
+    const std::optional<Position> position =
+        PlacePieces(*parsed, kWhite, state);
+    if (!position) continue;
     bool quiet = true;
-    for (const Move& move : position.LegalMoves()) {
-      if (position.IsZeroing(move) &&
-          (position.pieces(kBlack) & SquareBit(move.to))) {
+    for (const Move& move : position->LegalMoves()) {
+      if (position->IsZeroing(move) &&
+          (position->pieces(kBlack) & SquareBit(move.to))) {
         quiet = false;
         break;
       }
     }
     if (quiet) return position;
+  }
+  return std::nullopt;
+}
+
+std::optional<Position> RandomPositionOf(std::string_view material,
+                                         uint64_t& state) {
+  const auto parsed = ParseMaterial(material);
+  if (!parsed) return std::nullopt;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const Color mover = NextRandom(state) % 2 == 0 ? kWhite : kBlack;
+    if (std::optional<Position> position = PlacePieces(*parsed, mover, state)) {
+      return position;
+    }
   }
   return std::nullopt;
 }

@@ -35,6 +35,13 @@ bool IsTableName(std::string_view material);
 // found.
 std::optional<Position> QuietPositionOf(std::string_view material);
 
+// A legal position with the material of table `material`, either side to
+// move, drawn from `state` (splitmix64; the same state gives the same
+// positions); nullopt when `material` is not a table name or none was
+// found.
+std::optional<Position> RandomPositionOf(std::string_view material,
+                                         uint64_t& state);
+
 enum class TouchResult {
   kTouched,     // fathom parsed the table
   kNotATable,   // not a material fathom knows (e.g. "KvKQ", "foo")

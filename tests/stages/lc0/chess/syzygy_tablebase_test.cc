@@ -41,14 +41,20 @@ std::filesystem::path TableCopy(const std::string& test,
 }
 
 // Every position of the golden games that lc0 probed: the same WDL and
-// DTZ through fathom.
-TEST(SyzygyTablebaseTest, ProbesAsLc0) {
+// DTZ through fathom, by its table lookup and by its root probe.
+class SyzygyProbeTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SyzygyProbeTest, ProbesAsLc0) {
+  const bool direct_dtz = GetParam();
   absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> tables =
-      SyzygyTablebase::Load({(kData / "tables").string()});
+      SyzygyTablebase::Load({(kData / "tables").string()},
+                            {.direct_dtz = direct_dtz});
   ASSERT_TRUE(tables.ok()) << tables.status();
   EXPECT_EQ((*tables)->max_cardinality(), 4);
   EXPECT_EQ((*tables)->wdl_tables(), 35);
   EXPECT_EQ((*tables)->dtz_tables(), 35);
+  // Debian's libfathom exports the table lookup.
+  EXPECT_EQ((*tables)->probes_dtz_directly(), direct_dtz);
   std::ifstream in(kData / "probes.tsv");
   std::string line;
   int probed = 0;
@@ -73,6 +79,9 @@ TEST(SyzygyTablebaseTest, ProbesAsLc0) {
   }
   EXPECT_GT(probed, 700);
 }
+
+INSTANTIATE_TEST_SUITE_P(TableLookupAndRootProbe, SyzygyProbeTest,
+                         ::testing::Bool());
 
 TEST(SyzygyTablebaseTest, CannotProbeCastlingRightsOrTooManyPieces) {
   absl::StatusOr<std::shared_ptr<const SyzygyTablebase>> tables =
