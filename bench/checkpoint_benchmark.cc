@@ -2,7 +2,7 @@
 // costs and how fast a resume reaches its first batch.
 //
 //   build/bench/checkpoint_benchmark [--games N] [--rounds N] [--threads N]
-//                                    [--elastic 1]
+//                                    [--elastic 1] [--pipeline lc0|audio]
 //
 // Run from the repository (it reads proto/examples/lc0_train.textproto).
 // The data set is generated once into /tmp/sluice_lc0_bench_<N> (default
@@ -20,16 +20,23 @@
 // both checkpoints on 2 ranks (its own, a same-size resume) and on 3 ranks
 // (an elastic resume: rank `round mod 3` of 3), each timed from building
 // the loader to its first batch.
+//
+// --pipeline audio (with --elastic 1): the same elastic comparison on the
+// audio training pipeline (stages/audio/default_pipeline.h, deterministic)
+// over the audio benchmark's 2000 generated clips
+// (/tmp/sluice_audio_bench_2000, as audio_pipeline_benchmark writes them).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench/audio_bench_data.h"
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
 #include "engine/stable_hash.h"
 #include "engine/typed_batch.h"
+#include "stages/audio/default_pipeline.h"
 #include "stages/stage_factory.h"
 
 namespace sluice::lc0 {
@@ -115,16 +122,37 @@ void CompareElasticResume(const DataLoaderConfig& config, int rounds) {
       elastic[elastic.size() / 2] / same[same.size() / 2]);
 }
 
+// The audio training pipeline in deterministic mode over the audio
+// benchmark's clips (written once).
+DataLoaderConfig AudioTrainConfig(unsigned threads) {
+  audio_bench::Options options;
+  options.dir = "/tmp/sluice_audio_bench_" + std::to_string(options.clips);
+  const std::vector<std::string> files = audio_bench::EnsureData(options);
+  absl::StatusOr<DataLoaderConfig> config =
+      audio::MakePipeline({.directories = {audio_bench::ArrowDir(options)},
+                           .mode = audio::PipelineMode::kTrain,
+                           .worker_threads = threads,
+                           .deterministic = true});
+  if (!config.ok()) bench::Die(std::string(config.status().message()));
+  std::printf("%zu Arrow files, %lld clips, %u threads, deterministic\n",
+              files.size(), static_cast<long long>(options.clips), threads);
+  return *config;
+}
+
 int Main(int argc, char** argv) {
   bench::SetProgramName("checkpoint_benchmark");
   int games = 20000;
   int rounds = 5;
   unsigned threads = 2;
   bool elastic = false;
+  std::string pipeline = "lc0";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
-    if (flag == "--games") {
+    if (flag == "--pipeline" && (std::string(argv[i + 1]) == "lc0" ||
+                                 std::string(argv[i + 1]) == "audio")) {
+      pipeline = argv[i + 1];
+    } else if (flag == "--games") {
       games = value;
     } else if (flag == "--rounds") {
       rounds = std::max(1, value);
@@ -135,6 +163,11 @@ int Main(int argc, char** argv) {
     } else {
       bench::Die("unknown flag " + flag);
     }
+  }
+  if (pipeline == "audio") {
+    if (!elastic) bench::Die("--pipeline audio needs --elastic 1");
+    CompareElasticResume(AudioTrainConfig(threads), rounds);
+    return 0;
   }
   const std::string dir = "/tmp/sluice_lc0_bench_" + std::to_string(games);
   const size_t tars = bench::EnsureData(dir, games).size();
