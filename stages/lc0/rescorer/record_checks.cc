@@ -33,26 +33,26 @@ float ProbabilityAt(const V6TrainingRecord& record, int index) {
   return value;
 }
 
-// Probabilities tested at once by AllIllegal.
+// Probabilities tested at once by IllegalQuads.
 constexpr int kBlock = 16;
 
-// Whether the kBlock probabilities at `p` are all -1 (illegal moves), in
-// four vector compares.
-bool AllIllegal(const float* p) {
+// A bit for each four of the kBlock probabilities at `p`: set when all
+// four are -1 (illegal moves). Four vector compares.
+unsigned IllegalQuads(const float* p) {
   using Lanes = uint32_t __attribute__((vector_size(16)));
   constexpr uint32_t kIllegal = std::bit_cast<uint32_t>(-1.0f);
   constexpr Lanes kIllegalLanes = {kIllegal, kIllegal, kIllegal, kIllegal};
-  auto load = [p](int i) {
+  unsigned quads = 0;
+  for (int q = 0; q < kBlock / 4; ++q) {
     Lanes lanes;
-    std::memcpy(&lanes, p + 4 * i, sizeof(lanes));
-    return lanes;
-  };
-  const auto equal = (load(0) == kIllegalLanes) & (load(1) == kIllegalLanes) &
-                     (load(2) == kIllegalLanes) & (load(3) == kIllegalLanes);
-  uint64_t halves[2];
-  static_assert(sizeof(halves) == sizeof(equal));
-  std::memcpy(halves, &equal, sizeof(halves));
-  return (halves[0] & halves[1]) == ~uint64_t{0};
+    std::memcpy(&lanes, p + 4 * q, sizeof(lanes));
+    const auto equal = lanes == kIllegalLanes;
+    uint64_t halves[2];
+    static_assert(sizeof(halves) == sizeof(equal));
+    std::memcpy(halves, &equal, sizeof(halves));
+    if ((halves[0] & halves[1]) == ~uint64_t{0}) quads |= 1u << q;
+  }
+  return quads;
 }
 
 }  // namespace
@@ -89,20 +89,24 @@ std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
   if (!In(record.result_q, -1, 1)) return RangeViolation(index, "result_q");
   if (!(record.result_d >= 0)) return RangeViolation(index, "result_d");
   if (record.rule50_count > 100) return RangeViolation(index, "rule50_count");
-  // Most entries are -1 (illegal moves): a block of sixteen of them is
-  // passed over with one vector test. The legal ones are summed in order,
-  // as lc0 sums them, so that the rounding is the same.
+  // Most entries are -1 (illegal moves): four of them are passed over with
+  // one vector test. The legal ones are summed in order, as lc0 sums them,
+  // so that the rounding is the same.
+  constexpr unsigned kAllQuads = (1u << (kBlock / 4)) - 1;
   float sum = 0;
   for (int block = 0; block < kPolicySize; block += kBlock) {
     const int end = std::min(block + kBlock, kPolicySize);
-    if (end - block == kBlock && AllIllegal(&record.probabilities[block])) {
-      continue;
-    }
-    for (int i = block; i < end; ++i) {
-      const float p = record.probabilities[i];
-      if (std::isnan(p) || p == -1.0f) continue;
-      if (!In(p, 0, 1)) return RangeViolation(index, "probabilities");
-      sum += p;
+    const unsigned illegal_quads =
+        end - block == kBlock ? IllegalQuads(&record.probabilities[block]) : 0;
+    if (illegal_quads == kAllQuads) continue;
+    for (int quad = block; quad < end; quad += 4) {
+      if (illegal_quads & (1u << ((quad - block) / 4))) continue;
+      for (int i = quad; i < std::min(quad + 4, end); ++i) {
+        const float p = record.probabilities[i];
+        if (std::isnan(p) || p == -1.0f) continue;
+        if (!In(p, 0, 1)) return RangeViolation(index, "probabilities");
+        sum += p;
+      }
     }
   }
   if (!In(sum, 0.99f, 1.01f)) {
