@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "stages/lc0/chess/internal/fathom_board.h"
 #include "stages/lc0/chess/internal/fathom_dtz.h"
 #include "stages/lc0/chess/internal/syzygy_file_check.h"
 
@@ -44,26 +45,8 @@ FathomState& State() {
   return *state;
 }
 
-struct FathomBoard {
-  uint64_t white, black, kings, queens, rooks, bishops, knights, pawns;
-  unsigned ep;
-  bool turn;
-};
-
-FathomBoard ToFathom(const Position& position) {
-  return FathomBoard{.white = position.pieces(kWhite),
-                     .black = position.pieces(kBlack),
-                     .kings = position.pieces(kKing),
-                     .queens = position.pieces(kQueen),
-                     .rooks = position.pieces(kRook),
-                     .bishops = position.pieces(kBishop),
-                     .knights = position.pieces(kKnight),
-                     .pawns = position.pieces(kPawn),
-                     .ep = position.en_passant() < 0
-                               ? 0u
-                               : static_cast<unsigned>(position.en_passant()),
-                     .turn = position.side_to_move() == kWhite};
-}
+using internal::FathomBoard;
+using internal::ToFathomBoard;
 
 Move FromFathomMove(const Position& position, unsigned tb_move) {
   Move move{.from = static_cast<uint8_t>(TB_MOVE_FROM(tb_move)),
@@ -121,7 +104,7 @@ absl::StatusOr<std::map<std::string, std::string>> FindTableFiles(
 // tb_probe_root's DTZ of `position` (ProbeDtz's contract), or nullopt
 // when a probe fails.
 std::optional<int> RootDtz(const Position& position) {
-  const FathomBoard b = ToFathom(position);
+  const FathomBoard b = ToFathomBoard(position);
   const unsigned result =
       tb_probe_root(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
                     b.knights, b.pawns, 0, 0, b.ep, b.turn, nullptr);
@@ -268,7 +251,7 @@ bool SyzygyTablebase::CanProbe(const Position& position) const {
 
 std::optional<Wdl> SyzygyTablebase::ProbeWdl(const Position& position) const {
   if (!CanProbe(position)) return std::nullopt;
-  const FathomBoard b = ToFathom(position);
+  const FathomBoard b = ToFathomBoard(position);
   auto probe = [&] {
     return tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
                         b.knights, b.pawns, 0, 0, b.ep, b.turn);
@@ -302,7 +285,7 @@ bool SyzygyTablebase::RankRootMoves(const Position& position, bool has_repeated,
                                     std::vector<RankedMove>* moves) const {
   moves->clear();
   if (!CanProbe(position)) return false;
-  const FathomBoard b = ToFathom(position);
+  const FathomBoard b = ToFathomBoard(position);
   auto root_moves = std::make_unique<TbRootMoves>();
   auto probe = [&] {
     return tb_probe_root_dtz(

@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdint>
 
+#include "stages/lc0/chess/internal/fathom_board.h"
+
 extern "C" {
 #include <tbprobe.h>
 }
@@ -33,29 +35,27 @@ constexpr int kZeroingDtz[5] = {-1, -101, 0, 101, 1};
 int ZeroingDtz(int wdl) { return kZeroingDtz[wdl + 2]; }
 
 FathomPosition ToFathom(const Position& position) {
-  return FathomPosition{.white = position.pieces(kWhite),
-                        .black = position.pieces(kBlack),
-                        .kings = position.pieces(kKing),
-                        .queens = position.pieces(kQueen),
-                        .rooks = position.pieces(kRook),
-                        .bishops = position.pieces(kBishop),
-                        .knights = position.pieces(kKnight),
-                        .pawns = position.pieces(kPawn),
+  const FathomBoard b = ToFathomBoard(position);
+  return FathomPosition{.white = b.white,
+                        .black = b.black,
+                        .kings = b.kings,
+                        .queens = b.queens,
+                        .rooks = b.rooks,
+                        .bishops = b.bishops,
+                        .knights = b.knights,
+                        .pawns = b.pawns,
                         .rule50 = 0,
                         .ep = 0,
-                        .turn = position.side_to_move() == kWhite};
+                        .turn = b.turn};
 }
 
 // fathom's WDL value (-2..2) of `position`, captures resolved; nullopt
 // when its table is missing.
 std::optional<int> ProbeWdl(const Position& position) {
-  const unsigned result = tb_probe_wdl(
-      position.pieces(kWhite), position.pieces(kBlack), position.pieces(kKing),
-      position.pieces(kQueen), position.pieces(kRook), position.pieces(kBishop),
-      position.pieces(kKnight), position.pieces(kPawn), 0, 0,
-      position.en_passant() < 0 ? 0u
-                                : static_cast<unsigned>(position.en_passant()),
-      position.side_to_move() == kWhite);
+  const FathomBoard b = ToFathomBoard(position);
+  const unsigned result =
+      tb_probe_wdl(b.white, b.black, b.kings, b.queens, b.rooks, b.bishops,
+                   b.knights, b.pawns, 0, 0, b.ep, b.turn);
   if (result == TB_RESULT_FAILED) return std::nullopt;
   return static_cast<int>(result) - 2;
 }
