@@ -84,7 +84,10 @@ def test_bad_ranks_raise_config_error(games_dir, ranks, message):
         sluice.lc0_pipeline(directory, mode="eval", **ranks)
 
 
-def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
+@pytest.mark.parametrize("workload, unit", [("lc0", "positions"),
+                                            ("audio", "clips")])
+def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path, workload,
+                                                      unit):
     pytest.importorskip("torch", reason="needs python3-torch")
     import pathlib
     import subprocess
@@ -100,8 +103,9 @@ def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
              # "--redirects 0" on Python 3.11+ (IntFlag no longer yields
              # Std.NONE).
              "--redirects", "1", "--tee", "1", str(example),
-             "--batch-size", "64", "--checkpoint-dir", str(tmp_path),
-             "--checkpoint-every", "2", *args],
+             "--workload", workload, "--batch-size", "64",
+             "--checkpoint-dir", str(tmp_path), "--checkpoint-every", "2",
+             *args],
             capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
@@ -109,7 +113,7 @@ def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
     first = torchrun("--steps", "4")
     assert "rank 0: step 4 loss" in first
     assert "rank 1: step 4 loss" in first
-    assert "over 2 ranks (the data set has" in first
+    assert f"{unit} over 2 ranks (the data set has" in first
     for rank in (0, 1):
         assert (tmp_path / f"rank{rank}.sluice").stat().st_size > 0
         assert (tmp_path / f"rank{rank}.pt").exists()
@@ -122,7 +126,7 @@ def test_ddp_train_example_runs_two_ranks_and_resumes(tmp_path):
             assert (f"rank {rank}: resumed from step 4 (the checkpoints of 2 "
                     "ranks)") in elastic
         assert f"rank {ranks - 1}: step 6 loss" in elastic
-        assert f"over {ranks} ranks (the data set has" in elastic
+        assert f"{unit} over {ranks} ranks (the data set has" in elastic
     resumed = torchrun("--steps", "6", "--resume")
     assert "rank 0: resumed from step 4" in resumed
     assert "rank 1: resumed from step 4" in resumed
