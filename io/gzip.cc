@@ -57,10 +57,10 @@ const char* IsalError(int rc) {
   }
 }
 
-}  // namespace
-
-absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
-                        std::string* out) {
+// GunzipInto for either buffer type (size, resize keeping the bytes, data).
+template <typename Bytes>
+absl::Status GunzipIntoBuffer(std::string_view compressed,
+                              size_t max_output_bytes, Bytes* out) {
   if (!HasMagic(compressed)) {
     return absl::InvalidArgumentError(
         compressed.empty() ? "not gzip data: the input is empty"
@@ -149,6 +149,18 @@ absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
   return absl::ResourceExhaustedError(
       absl::StrCat("gzip output exceeds the limit of ", max_output_bytes,
                    " bytes (max_output_bytes)"));
+}
+
+}  // namespace
+
+absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
+                        std::string* out) {
+  return GunzipIntoBuffer(compressed, max_output_bytes, out);
+}
+
+absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
+                        RecycledBytes* out) {
+  return GunzipIntoBuffer(compressed, max_output_bytes, out);
 }
 
 absl::StatusOr<std::string> Gunzip(std::string_view compressed,

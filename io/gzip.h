@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "io/recycled_bytes.h"
 
 namespace sluice::io {
 
@@ -36,6 +37,9 @@ absl::StatusOr<std::string> Gunzip(std::string_view compressed,
 // unspecified bytes.
 absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
                         std::string* out);
+// The same into recycled bytes (e.g. a chunk's, to be handed on).
+absl::Status GunzipInto(std::string_view compressed, size_t max_output_bytes,
+                        RecycledBytes* out);
 
 }  // namespace sluice::io
 

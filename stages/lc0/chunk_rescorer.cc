@@ -148,22 +148,20 @@ void ChunkRescorer::Rescore(const Chunk& chunk, std::vector<Chunk>& out) {
     out.push_back(chunk);
     return;
   }
-  // Per thread, as the unpacker's buffers (Rescore does not wait).
-  thread_local std::string raw;
-  std::string_view records = chunk.data;
-  if (!chunk.decompressed) {
-    if (absl::Status status =
-            io::GunzipInto(chunk.data, config_.max_decompressed_bytes(), &raw);
-        !status.ok()) {
-      CountSkip(GunzipSkipReason(status));
-      return;
-    }
-    records = raw;
+  // The game is decompressed into the bytes that go on, and its V6 records
+  // are rescored where they lie.
+  ChunkBytes records;
+  if (chunk.decompressed) {
+    records = chunk.data;
+  } else if (absl::Status status = io::GunzipInto(
+                 chunk.data, config_.max_decompressed_bytes(), &records);
+             !status.ok()) {
+    CountSkip(GunzipSkipReason(status));
+    return;
   }
-  ChunkBytes rescored;
   rescorer::RescoreCounts counts;
   const std::optional<rescorer::Rejection> rejection =
-      rescorer_.Rescore(records, &rescored, &counts);
+      rescorer_.RescoreInPlace(&records, &counts);
   if (rejection) {
     CountSkip(rejection->reason);
     static RateLimiter limiter(absl::Seconds(5));
@@ -181,7 +179,7 @@ void ChunkRescorer::Rescore(const Chunk& chunk, std::vector<Chunk>& out) {
   result.number = chunk.number;
   result.position = chunk.position;
   result.restore_records = chunk.restore_records;
-  result.data = std::move(rescored);
+  result.data = std::move(records);
   result.decompressed = true;
   out.push_back(std::move(result));
   games_.fetch_add(counts.games, std::memory_order_relaxed);

@@ -88,7 +88,7 @@ std::optional<Rejection> GameRescorer::RescoreInto(
     std::string_view records, Bytes* out, RescoreCounts* counts) const {
   RescoredGame game;
   if (std::optional<Rejection> rejection =
-          RescoreGame(records, &game, counts)) {
+          RescoreGame(records, /*in_place=*/false, &game, counts)) {
     return rejection;
   }
   const size_t offset = out->size();
@@ -97,8 +97,31 @@ std::optional<Rejection> GameRescorer::RescoreInto(
   return std::nullopt;
 }
 
+std::optional<Rejection> GameRescorer::RescoreInPlace(
+    io::RecycledBytes* records, RescoreCounts* counts) const {
+  uint32_t version = 0;
+  if (records->size() >= sizeof(version)) {
+    std::memcpy(&version, records->data(), sizeof(version));
+  }
+  if (version != 6 || options_.output_version != 6) {
+    io::RecycledBytes out;
+    std::optional<Rejection> rejection = Rescore(*records, &out, counts);
+    if (!rejection) *records = std::move(out);
+    return rejection;
+  }
+  RescoredGame game;
+  if (std::optional<Rejection> rejection =
+          RescoreGame(*records, /*in_place=*/true, &game, counts)) {
+    return rejection;
+  }
+  // The records kept move down over those dropped.
+  WriteOutput(game, records->data());
+  records->resize(game.output_bytes);
+  return std::nullopt;
+}
+
 std::optional<Rejection> GameRescorer::RescoreGame(
-    std::string_view records, RescoredGame* rescored,
+    std::string_view records, bool in_place, RescoredGame* rescored,
     RescoreCounts* counts) const {
   if (records.empty()) return Refuse("empty_file", "no records");
   if (records.size() < 4) {
@@ -126,9 +149,14 @@ std::optional<Rejection> GameRescorer::RescoreGame(
                                " records of ", record_size));
   }
   const size_t n = records.size() / record_size;
-  const std::span<V6TrainingRecord> game = ScratchRecords(n);
+  // Records are packed structs: V6 records are rescored where they lie.
+  const std::span<V6TrainingRecord> game =
+      in_place ? std::span(reinterpret_cast<V6TrainingRecord*>(
+                               const_cast<char*>(records.data())),
+                           n)
+               : ScratchRecords(n);
   std::vector<V7Tail> tails;
-  // Each record is checked as it is copied, while its bytes are in cache; a
+  // Each record is checked as it is read, while its bytes are in cache; a
   // version mismatch anywhere still comes first, as lc0 reads the whole
   // file before it checks a record.
   std::optional<Rejection> first_bad_record;
@@ -146,7 +174,7 @@ std::optional<Rejection> GameRescorer::RescoreGame(
       UpconvertToV6(bytes, static_cast<RecordVersion>(version), &game[i]);
       UpgradeAsLc0(game[i]);
     } else {
-      std::memcpy(&game[i], bytes.data(), kV6RecordSize);
+      if (!in_place) std::memcpy(&game[i], bytes.data(), kV6RecordSize);
       if (version == 7) {
         V7Tail& tail = tails.emplace_back();
         std::memcpy(&tail, bytes.data() + kV7TailOffset, sizeof(tail));
@@ -246,7 +274,10 @@ void GameRescorer::WriteOutput(const RescoredGame& game,
       record.version = 6;
       record.reserved = 0;
     }
-    std::memcpy(destination, &record, kV6RecordSize);
+    // In place, a record moves down over dropped ones or stays.
+    if (destination != reinterpret_cast<char*>(&record)) {
+      std::memmove(destination, &record, kV6RecordSize);
+    }
     destination += kV6RecordSize;
   }
 }

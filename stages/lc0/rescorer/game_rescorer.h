@@ -47,6 +47,12 @@ class GameRescorer {
   std::optional<Rejection> Rescore(std::string_view records,
                                    io::RecycledBytes* out,
                                    RescoreCounts* counts) const;
+  // The same, replacing `*records` by the output: V6 records rescored into
+  // V6 are rewritten where they lie, with no copy in or out (the records
+  // kept move down over those dropped); other versions go through Rescore.
+  // When the game is refused, `*records` holds unspecified bytes.
+  std::optional<Rejection> RescoreInPlace(io::RecycledBytes* records,
+                                          RescoreCounts* counts) const;
 
   const RescoreOptions& options() const { return options_; }
 
@@ -61,8 +67,9 @@ class GameRescorer {
     size_t output_bytes = 0;
   };
 
-  // Rescores `records` (as Rescore) into `game`.
-  std::optional<Rejection> RescoreGame(std::string_view records,
+  // Rescores `records` (as Rescore) into `game`: in this thread's scratch
+  // space, or, when `in_place` (V6 records only), where they lie.
+  std::optional<Rejection> RescoreGame(std::string_view records, bool in_place,
                                        RescoredGame* game,
                                        RescoreCounts* counts) const;
   // Rescores records already in the V6 layout that passed CheckRecord, in
@@ -73,7 +80,7 @@ class GameRescorer {
                                           RescoredGame* game,
                                           RescoreCounts* counts) const;
   // Writes the output records of `game` (game.output_bytes) at
-  // `destination`.
+  // `destination`, which may be where the records lie.
   void WriteOutput(const RescoredGame& game, char* destination) const;
   // Rescore for either kind of output buffer.
   template <typename Bytes>

@@ -1,9 +1,12 @@
 #include "stages/lc0/rescorer/record_checks.h"
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "absl/strings/str_cat.h"
 #include "stages/lc0/rescorer/record_planes.h"
@@ -33,26 +36,29 @@ float ProbabilityAt(const V6TrainingRecord& record, int index) {
   return value;
 }
 
-// Probabilities tested at once by IllegalQuads.
+// Probabilities tested at once by ListedMask.
 constexpr int kBlock = 16;
 
-// A bit for each four of the kBlock probabilities at `p`: set when all
-// four are -1 (illegal moves). Four vector compares.
-unsigned IllegalQuads(const float* p) {
-  using Lanes = uint32_t __attribute__((vector_size(16)));
-  constexpr uint32_t kIllegal = std::bit_cast<uint32_t>(-1.0f);
-  constexpr Lanes kIllegalLanes = {kIllegal, kIllegal, kIllegal, kIllegal};
-  unsigned quads = 0;
-  for (int q = 0; q < kBlock / 4; ++q) {
-    Lanes lanes;
-    std::memcpy(&lanes, p + 4 * q, sizeof(lanes));
-    const auto equal = lanes == kIllegalLanes;
-    uint64_t halves[2];
-    static_assert(sizeof(halves) == sizeof(equal));
-    std::memcpy(halves, &equal, sizeof(halves));
-    if ((halves[0] & halves[1]) == ~uint64_t{0}) quads |= 1u << q;
+// A bit for each of the kBlock probabilities at `p` that is not -1 (the
+// mark of an illegal move): four vector compares where the CPU has SSE2.
+uint32_t ListedMask(const float* p) {
+#if defined(__SSE2__)
+  const __m128 illegal = _mm_set1_ps(-1.0f);
+  uint32_t mask = 0;
+  for (int quad = 0; quad < kBlock / 4; ++quad) {
+    const __m128 values = _mm_loadu_ps(p + 4 * quad);
+    mask |=
+        static_cast<uint32_t>(_mm_movemask_ps(_mm_cmpneq_ps(values, illegal)))
+        << (4 * quad);
   }
-  return quads;
+  return mask;
+#else
+  uint32_t mask = 0;
+  for (int i = 0; i < kBlock; ++i) {
+    if (!(p[i] == -1.0f)) mask |= 1u << i;
+  }
+  return mask;
+#endif
 }
 
 }  // namespace
@@ -89,25 +95,28 @@ std::optional<Rejection> CheckRecord(const V6TrainingRecord& record,
   if (!In(record.result_q, -1, 1)) return RangeViolation(index, "result_q");
   if (!(record.result_d >= 0)) return RangeViolation(index, "result_d");
   if (record.rule50_count > 100) return RangeViolation(index, "rule50_count");
-  // Most entries are -1 (illegal moves): four of them are passed over with
-  // one vector test. The legal ones are summed in order, as lc0 sums them,
-  // so that the rounding is the same.
-  constexpr unsigned kAllQuads = (1u << (kBlock / 4)) - 1;
+  // Most entries are -1 (illegal moves): a block of them is passed over
+  // with a few vector compares, and only the others are visited, in order.
+  // They are summed as lc0 sums them, so that the rounding is the same.
   float sum = 0;
-  for (int block = 0; block < kPolicySize; block += kBlock) {
-    const int end = std::min(block + kBlock, kPolicySize);
-    const unsigned illegal_quads =
-        end - block == kBlock ? IllegalQuads(&record.probabilities[block]) : 0;
-    if (illegal_quads == kAllQuads) continue;
-    for (int quad = block; quad < end; quad += 4) {
-      if (illegal_quads & (1u << ((quad - block) / 4))) continue;
-      for (int i = quad; i < std::min(quad + 4, end); ++i) {
-        const float p = record.probabilities[i];
-        if (std::isnan(p) || p == -1.0f) continue;
-        if (!In(p, 0, 1)) return RangeViolation(index, "probabilities");
-        sum += p;
+  auto add = [&](float p) {
+    if (std::isnan(p)) return true;
+    if (!In(p, 0, 1)) return false;
+    sum += p;
+    return true;
+  };
+  int block = 0;
+  for (; block + kBlock <= kPolicySize; block += kBlock) {
+    for (uint32_t listed = ListedMask(&record.probabilities[block]);
+         listed != 0; listed &= listed - 1) {
+      if (!add(record.probabilities[block + std::countr_zero(listed)])) {
+        return RangeViolation(index, "probabilities");
       }
     }
+  }
+  for (int i = block; i < kPolicySize; ++i) {
+    const float p = record.probabilities[i];
+    if (p != -1.0f && !add(p)) return RangeViolation(index, "probabilities");
   }
   if (!In(sum, 0.99f, 1.01f)) {
     return Rejection{.reason = "probability_sum_error",

@@ -2,8 +2,8 @@
 // one-game chunks (tests/data/rescorer/input) under every option set of
 // lc0's golden runs (the options in GoldenRuns below), each output's
 // decompressed records compared by length and FNV-1a 64 with lc0's
-// (tests/data/rescorer/expected.tsv). Tables: the Syzygy 3-4-piece files
-// the games need.
+// (tests/data/rescorer/expected.tsv), through Rescore and RescoreInPlace.
+// Tables: the Syzygy 3-4-piece files the games need.
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include "engine/stable_hash.h"
 #include "gtest/gtest.h"
 #include "io/gzip.h"
+#include "io/recycled_bytes.h"
 #include "stages/lc0/chess/syzygy_tablebase.h"
 #include "stages/lc0/rescorer/game_rescorer.h"
 #include "tests/stages/lc0/rescorer/rescorer_test_data.h"
@@ -78,6 +79,7 @@ TEST(RescorerGoldenTest, EveryRunMatchesLc0ByteForByte) {
   for (const GoldenRun& run : GoldenRuns()) {
     const GameRescorer rescorer(tables, run.options);
     RescoreCounts counts;
+    RescoreCounts in_place_counts;
     for (const testing::GameFile& input : inputs) {
       std::string out;
       const std::optional<Rejection> rejection =
@@ -91,9 +93,20 @@ TEST(RescorerGoldenTest, EveryRunMatchesLc0ByteForByte) {
       EXPECT_EQ(out.size(), it->second.records * record_size)
           << run.name << " " << input.name;
       EXPECT_EQ(Fnv1a64(out), it->second.hash) << run.name << " " << input.name;
+      io::RecycledBytes in_place{std::string_view(input.records)};
+      ASSERT_FALSE(rescorer.RescoreInPlace(&in_place, &in_place_counts))
+          << run.name << " " << input.name;
+      EXPECT_EQ(std::string_view(in_place), out)
+          << "in place: " << run.name << " " << input.name;
       ++compared;
     }
     EXPECT_EQ(counts.games, inputs.size()) << run.name;
+    EXPECT_EQ(in_place_counts.positions, counts.positions) << run.name;
+    EXPECT_EQ(in_place_counts.records_dropped, counts.records_dropped)
+        << run.name;
+    EXPECT_EQ(in_place_counts.results_changed, counts.results_changed)
+        << run.name;
+    EXPECT_EQ(in_place_counts.blunders, counts.blunders) << run.name;
   }
   EXPECT_EQ(compared, static_cast<int>(expected.size()));
 }
