@@ -1,8 +1,9 @@
 // The chunk rescorer's cost: generated games that end in 3-4-piece
 // tablebase range (rescorer/endgame_generator.h), rescored
 //  1. by GameRescorer alone on one core (passes over the games for two
-//     seconds): records/s and the share of positions probed (deblunder
-//     on, as lc0's runs use it);
+//     seconds, each game copied into a buffer and rescored there, as the
+//     stage rescores gunzip's output): records/s and the share of
+//     positions probed (deblunder on, as lc0's runs use it);
 //  2. inside the lc0 training pipeline (proto/examples/lc0_train.textproto
 //     with a smaller reservoir) on --threads worker threads, with the
 //     rescorer stage against without it, interleaved (off, on, off, on,
@@ -26,6 +27,7 @@
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
 #include "io/atomic_file.h"
+#include "io/recycled_bytes.h"
 #include "stages/lc0/chess/syzygy_tablebase.h"
 #include "stages/lc0/default_pipeline.h"
 #include "stages/lc0/format/data_generator.h"
@@ -146,16 +148,17 @@ int main(int argc, char** argv) {
   // Passes over the games until two seconds have gone by; the counts are
   // those of the first pass.
   rescorer::RescoreCounts counts;
-  std::string out;
   uint64_t refused = 0;
   uint64_t records = 0;
   const Clock::time_point start = Clock::now();
   for (int pass = 0; pass == 0 || Seconds(Clock::now() - start) < 2; ++pass) {
     rescorer::RescoreCounts pass_counts;
     for (const std::string& game : games) {
-      out.clear();
+      // As the stage: the game's bytes in a buffer (there, gunzip's
+      // output), rescored where they lie.
+      sluice::io::RecycledBytes bytes{std::string_view(game)};
       const bool refused_game =
-          rescorer.Rescore(game, &out, &pass_counts).has_value();
+          rescorer.RescoreInPlace(&bytes, &pass_counts).has_value();
       if (pass == 0) refused += refused_game;
     }
     if (pass == 0) counts = pass_counts;
