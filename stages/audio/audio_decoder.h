@@ -59,7 +59,7 @@ class AudioDecoder final : public StatelessStage {
  private:
   AudioDecoder(const StageContext& context, const AudioDecoderConfig& config,
                ResampleQuality quality, Channel<Example>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Decodes `example`'s clip in place; false (counted, logged) when it is
   // to be skipped.
   bool Decode(Example& example, DecodedAudio& decoded, Resampler& resampler,
@@ -74,6 +74,7 @@ class AudioDecoder final : public StatelessStage {
   Channel<Example>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<Example>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> clips_decoded_{0};
   std::atomic<uint64_t> clips_resampled_{0};
   std::atomic<uint64_t> bytes_{0};

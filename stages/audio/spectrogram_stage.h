@@ -54,7 +54,7 @@ class SpectrogramStage final : public StatelessStage {
   SpectrogramStage(const StageContext& context, const SpectrogramConfig& config,
                    const ::sluice::SpectrogramConfig& proto,
                    Channel<Example>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Replaces `example`'s waveform by its spectrogram; false (counted,
   // logged) when it is to be skipped.
   bool Transform(Example& example, Spectrogram& spectrogram);
@@ -67,6 +67,7 @@ class SpectrogramStage final : public StatelessStage {
   Channel<Example>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<Example>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> spectrograms_{0};
 };
 

@@ -27,13 +27,14 @@ class PassThrough final : public StatelessStage {
  private:
   PassThrough(const StageContext& context, const PassThroughConfig& config,
               Channel<uint64_t>* input);
-  asio::awaitable<void> Forward();
+  asio::awaitable<void> Forward(int index);
 
   const PassThroughConfig config_;
   Channel<uint64_t>* const input_;
   Channel<uint64_t>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<uint64_t>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> forwarded_{0};
   std::atomic<uint64_t> seen_{0};
 };

@@ -70,7 +70,7 @@ class ChunkUnpacker final : public StatelessStage {
  private:
   ChunkUnpacker(const StageContext& context, const ChunkUnpackerConfig& config,
                 DiffFocus diff_focus, Channel<Chunk>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Appends the frames kept from `chunk` to `frames`, decompressing into
   // `raw` (reused across chunks) and checking each record in `scratch`;
   // counts what it drops.
@@ -87,6 +87,7 @@ class ChunkUnpacker final : public StatelessStage {
   Channel<Frame>* const output_;
   // Deterministic mode: frames go out in chunk order; else nullptr.
   OrderedOutput<Frame>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> chunks_received_{0};
   std::atomic<uint64_t> chunks_unpacked_{0};
   std::atomic<uint64_t> decompressed_bytes_{0};

@@ -1,0 +1,117 @@
+#include "engine/autotuner.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace sluice {
+
+Autotuner::Autotuner(std::vector<TunedSetting> settings, Options options)
+    : settings_(std::move(settings)),
+      options_(options),
+      rejected_(settings_.size(), false),
+      headroom_bytes_(options.headroom_bytes) {
+  if (settings_.empty()) phase_ = Phase::kSettled;
+}
+
+std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
+  if (phase_ == Phase::kSettled) return {};
+  if (sample.delivered == 0) {
+    // Nothing to measure: start this measurement again.
+    ticks_ = 0;
+    items_ = 0;
+    seconds_ = 0;
+    return {};
+  }
+  ++ticks_;
+  if (ticks_ > options_.warmup_ticks) {
+    items_ += sample.delivered;
+    seconds_ += sample.seconds;
+  }
+  if (ticks_ < options_.warmup_ticks + options_.measure_ticks) return {};
+  const double rate = seconds_ > 0 ? items_ / seconds_ : 0;
+  ticks_ = 0;
+  items_ = 0;
+  seconds_ = 0;
+  std::vector<Change> changes;
+  if (phase_ == Phase::kTrial) {
+    TunedSetting& setting = settings_[trial_index_];
+    if (rate >= baseline_rate_ * (1 + options_.min_gain)) {
+      baseline_rate_ = rate;
+      ++adjustments_;
+      std::fill(rejected_.begin(), rejected_.end(), false);
+    } else {
+      headroom_bytes_ += (setting.value - trial_from_) * setting.bytes_each;
+      setting.value = trial_from_;
+      rejected_[trial_index_] = true;
+      changes.push_back({trial_index_, setting.value});
+    }
+  } else {
+    baseline_rate_ = rate;
+  }
+  std::vector<Change> next = StartTrial(sample);
+  changes.insert(changes.end(), next.begin(), next.end());
+  return changes;
+}
+
+uint64_t Autotuner::RaisedValue(size_t index) const {
+  const TunedSetting& setting = settings_[index];
+  uint64_t raised =
+      setting.is_parallelism
+          ? setting.value + 1
+          : std::max<uint64_t>(setting.value * 4, setting.value + 1);
+  raised = std::min(raised, setting.max);
+  if (setting.bytes_each > 0) {
+    const uint64_t affordable =
+        setting.value + headroom_bytes_ / setting.bytes_each;
+    raised = std::min(raised, affordable);
+  }
+  return raised;
+}
+
+std::vector<Autotuner::Change> Autotuner::StartTrial(
+    const AutotuneSample& sample) {
+  size_t best = settings_.size();
+  double best_pressure = 1;
+  for (size_t i = 0; i < settings_.size(); ++i) {
+    if (rejected_[i] || i >= sample.pressure.size()) continue;
+    if (RaisedValue(i) <= settings_[i].value) continue;
+    if (settings_[i].is_parallelism && sample.busy_cores >= options_.cores) {
+      continue;
+    }
+    if (sample.pressure[i] >= best_pressure) {
+      best = i;
+      best_pressure = sample.pressure[i];
+    }
+  }
+  if (best == settings_.size()) {
+    phase_ = Phase::kSettled;
+    return {};
+  }
+  TunedSetting& setting = settings_[best];
+  trial_index_ = best;
+  trial_from_ = setting.value;
+  setting.value = RaisedValue(best);
+  headroom_bytes_ -= (setting.value - trial_from_) * setting.bytes_each;
+  phase_ = Phase::kTrial;
+  ++trials_;
+  return {{best, setting.value}};
+}
+
+AutotuneMetricsProto Autotuner::Metrics() const {
+  AutotuneMetricsProto metrics;
+  for (const TunedSetting& setting : settings_) {
+    AutotuneSettingProto* out = metrics.add_setting();
+    out->set_stage(setting.stage);
+    out->set_setting(setting.setting);
+    out->set_configured(setting.configured);
+    out->set_chosen(setting.value);
+    out->set_max(setting.max);
+  }
+  metrics.set_trials(trials_);
+  metrics.set_adjustments(adjustments_);
+  metrics.set_settled(settled());
+  metrics.set_items_per_second(baseline_rate_);
+  return metrics;
+}
+
+}  // namespace sluice
