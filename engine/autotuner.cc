@@ -1,6 +1,7 @@
 #include "engine/autotuner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace sluice {
@@ -14,29 +15,40 @@ Autotuner::Autotuner(std::vector<TunedSetting> settings, Options options)
 }
 
 std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
-  if (phase_ == Phase::kSettled) return {};
-  if (sample.delivered == 0) {
+  if (settings_.empty()) return {};
+  if (phase_ == Phase::kSettled) {
+    // A setting that was not rejected may come under pressure later (the
+    // load moved): measure a fresh baseline, then try it.
+    if (!HasCandidate(sample)) return {};
+    phase_ = Phase::kBaseline;
+    ticks_ = 0;
+    rates_.clear();
+  }
+  if (sample.progress == 0 || sample.seconds <= 0) {
     // Nothing to measure: start this measurement again.
     ticks_ = 0;
-    items_ = 0;
-    seconds_ = 0;
+    rates_.clear();
     return {};
   }
   ++ticks_;
   if (ticks_ > options_.warmup_ticks) {
-    items_ += sample.delivered;
-    seconds_ += sample.seconds;
+    rates_.push_back(static_cast<double>(sample.progress) / sample.seconds);
   }
   if (ticks_ < options_.warmup_ticks + options_.measure_ticks) return {};
-  const double rate = seconds_ > 0 ? items_ / seconds_ : 0;
+  const Measurement measured = Measure(rates_);
   ticks_ = 0;
-  items_ = 0;
-  seconds_ = 0;
+  rates_.clear();
   std::vector<Change> changes;
   if (phase_ == Phase::kTrial) {
     TunedSetting& setting = settings_[trial_index_];
-    if (rate >= baseline_rate_ * (1 + options_.min_gain)) {
-      baseline_rate_ = rate;
+    // The growth must exceed the measurements' noise: twice the standard
+    // error of the difference of the two means.
+    const double noise =
+        2 * std::sqrt(baseline_.variance_of_mean + measured.variance_of_mean) /
+        std::max(baseline_.rate, 1e-9);
+    if (measured.rate >=
+        baseline_.rate * (1 + std::max(options_.min_gain, noise))) {
+      baseline_ = measured;
       ++adjustments_;
       std::fill(rejected_.begin(), rejected_.end(), false);
     } else {
@@ -46,11 +58,27 @@ std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
       changes.push_back({trial_index_, setting.value});
     }
   } else {
-    baseline_rate_ = rate;
+    baseline_ = measured;
   }
   std::vector<Change> next = StartTrial(sample);
   changes.insert(changes.end(), next.begin(), next.end());
   return changes;
+}
+
+Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
+  Measurement measured;
+  if (rates.empty()) return measured;
+  for (double rate : rates) measured.rate += rate;
+  measured.rate /= static_cast<double>(rates.size());
+  if (rates.size() > 1) {
+    double squares = 0;
+    for (double rate : rates) {
+      squares += (rate - measured.rate) * (rate - measured.rate);
+    }
+    const double n = static_cast<double>(rates.size());
+    measured.variance_of_mean = squares / (n - 1) / n;
+  }
+  return measured;
 }
 
 uint64_t Autotuner::RaisedValue(size_t index) const {
@@ -68,8 +96,7 @@ uint64_t Autotuner::RaisedValue(size_t index) const {
   return raised;
 }
 
-std::vector<Autotuner::Change> Autotuner::StartTrial(
-    const AutotuneSample& sample) {
+size_t Autotuner::BestCandidate(const AutotuneSample& sample) const {
   size_t best = settings_.size();
   double best_pressure = 1;
   for (size_t i = 0; i < settings_.size(); ++i) {
@@ -83,6 +110,16 @@ std::vector<Autotuner::Change> Autotuner::StartTrial(
       best_pressure = sample.pressure[i];
     }
   }
+  return best;
+}
+
+bool Autotuner::HasCandidate(const AutotuneSample& sample) const {
+  return BestCandidate(sample) < settings_.size();
+}
+
+std::vector<Autotuner::Change> Autotuner::StartTrial(
+    const AutotuneSample& sample) {
+  const size_t best = BestCandidate(sample);
   if (best == settings_.size()) {
     phase_ = Phase::kSettled;
     return {};
@@ -110,7 +147,7 @@ AutotuneMetricsProto Autotuner::Metrics() const {
   metrics.set_trials(trials_);
   metrics.set_adjustments(adjustments_);
   metrics.set_settled(settled());
-  metrics.set_items_per_second(baseline_rate_);
+  metrics.set_items_per_second(baseline_.rate);
   return metrics;
 }
 

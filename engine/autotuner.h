@@ -7,8 +7,11 @@
 //     for (const Autotuner::Change& change : tuner.Tick(sample)) apply it;
 //
 // How it decides (a hill climb with one trial at a time):
-// - It measures the delivered rate (items per second of the first output)
-//   over `measure_ticks` ticks after `warmup_ticks`: the baseline.
+// - It measures the pipeline's rate over `measure_ticks` ticks after
+//   `warmup_ticks`: the baseline. The rate is the items all channels pass
+//   per second, which in steady state is proportional to the output's rate
+//   whatever the batch size (a batch every few seconds would measure
+//   nothing in a quarter second; the items that make it up do).
 // - It then raises the one setting with the highest pressure (the pipeline's
 //   measure of "more would help": a stage whose active workers are busy, a
 //   channel whose senders and receivers both keep suspending), among those
@@ -16,17 +19,23 @@
 //   parallelism while the stages' busy cores are below `cores`:
 //   parallelism by one, a capacity four times.
 // - After the same warm-up and measurement, it keeps the raise when the
-//   rate grew by at least `min_gain` (the new baseline), and otherwise puts
-//   the setting back and rejects it until some other raise is kept.
-// - With no candidate left it is settled and changes nothing more.
+//   rate grew by at least `min_gain` and by more than the noise (twice the
+//   standard error of the difference of the two means, from the spread of
+//   the ticks' rates: a co-runner taking the cores at random makes
+//   growth by chance likely): the new baseline. Otherwise it puts the
+//   setting back and rejects it until some other raise is kept.
+// - With no candidate it is settled and changes nothing; should a setting
+//   that was not rejected come under pressure later (the load moved), it
+//   measures a new baseline and tries it.
 //
 // Promises: a setting never goes below its configured value, nor above its
 // max, nor the memory headroom; it only goes back down to undo its own
 // rejected trial. Every kept raise moves a bounded setting up, and between
-// two kept raises each setting is tried at most once, so the tuner settles
-// after a bounded number of ticks, whatever the noise: no oscillation.
-// Ticks that delivered nothing (a reservoir filling, a paused consumer)
-// are not measured: they restart the current measurement.
+// two kept raises each setting is tried at most once, so the number of
+// trials is bounded whatever the noise: the tuner settles for good after a
+// bounded number of changes, no oscillation.
+// Ticks in which nothing moved (a paused consumer) are not measured: they
+// restart the current measurement.
 #ifndef SLUICE_ENGINE_AUTOTUNER_H_
 #define SLUICE_ENGINE_AUTOTUNER_H_
 
@@ -60,8 +69,8 @@ struct TunedSetting {
 // What the pipeline measured over one tick.
 struct AutotuneSample {
   double seconds = 0;
-  // Items the first output delivered during the tick.
-  uint64_t delivered = 0;
+  // Items every channel of the pipeline passed on during the tick, summed.
+  uint64_t progress = 0;
   // Per setting, in the tuner's order: at least 1 when a raise may help.
   std::vector<double> pressure;
   // Busy coroutine-seconds of every stage over `seconds`.
@@ -73,8 +82,9 @@ class Autotuner {
   struct Options {
     double cores = 1;  // the pipeline's worker threads
     int warmup_ticks = 1;
-    int measure_ticks = 2;
-    // The rate growth that keeps a raise (0.05: 5 %).
+    int measure_ticks = 3;
+    // The least rate growth that keeps a raise (0.05: 5 %); more when the
+    // ticks' rates are noisy (see the file comment).
     double min_gain = 0.05;
     // Modelled bytes the tuner may add (the memory budget's headroom).
     uint64_t headroom_bytes = std::numeric_limits<uint64_t>::max();
@@ -93,6 +103,7 @@ class Autotuner {
   std::vector<Change> Tick(const AutotuneSample& sample);
 
   const std::vector<TunedSetting>& settings() const { return settings_; }
+  // True while no trial is under way and no setting is under pressure.
   bool settled() const { return phase_ == Phase::kSettled; }
   // The settings, trials, kept raises, settled flag and kept rate.
   AutotuneMetricsProto Metrics() const;
@@ -100,6 +111,10 @@ class Autotuner {
  private:
   enum class Phase { kBaseline, kTrial, kSettled };
 
+  // The setting a trial would raise now: the one under the most pressure
+  // (at least 1) that may be raised; settings_.size() when none.
+  size_t BestCandidate(const AutotuneSample& sample) const;
+  bool HasCandidate(const AutotuneSample& sample) const;
   // Starts the next trial, or settles; returns the change it makes.
   std::vector<Change> StartTrial(const AutotuneSample& sample);
   // The value a raise of setting `index` moves to, within max and memory.
@@ -108,11 +123,18 @@ class Autotuner {
   std::vector<TunedSetting> settings_;
   const Options options_;
   Phase phase_ = Phase::kBaseline;
-  // The current measurement: ticks seen, and items and seconds measured.
+  // A measurement: the mean of its ticks' rates, and the variance of that
+  // mean (from the ticks' spread).
+  struct Measurement {
+    double rate = 0;
+    double variance_of_mean = 0;
+  };
+  static Measurement Measure(const std::vector<double>& rates);
+
+  // The current measurement: ticks seen, and the rates measured.
   int ticks_ = 0;
-  uint64_t items_ = 0;
-  double seconds_ = 0;
-  double baseline_rate_ = 0;
+  std::vector<double> rates_;
+  Measurement baseline_;
   // The trial under way: the setting and the value to go back to.
   size_t trial_index_ = 0;
   uint64_t trial_from_ = 0;

@@ -257,6 +257,11 @@ class Channel final : public ChannelBase {
            (capacity() - std::min(capacity(), buffer_.size()));
   }
 
+  uint64_t TotalReceived() const override {
+    std::lock_guard lock(mu_);
+    return taken_;
+  }
+
   bool IsClosed() const override {
     std::lock_guard lock(mu_);
     return closed_;

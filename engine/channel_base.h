@@ -79,6 +79,9 @@ class ChannelBase {
     return receive_waits_.load(std::memory_order_relaxed);
   }
 
+  // Items handed to receivers since construction (never reset).
+  virtual uint64_t TotalReceived() const = 0;
+
   // Size, capacity, closed and the counters; resets the counters when asked.
   QueueMetricProto Metrics(bool reset_counters);
 

@@ -1,6 +1,9 @@
 // Pipeline's autotune (DataLoaderConfig.autotune): the settings the tuner
 // may raise, the loop that measures them every kAutotuneTick and applies
-// the tuner's choices (engine/autotuner.h), and the pressures it feeds it.
+// the tuner's choices (engine/autotuner.h), and the pressures it feeds it:
+// for a stage's parallelism, the busy share of its active workers; for an
+// output channel, how often both its senders and its receivers suspended
+// per item passed (a channel too small to absorb their jitter).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -16,8 +19,8 @@ namespace {
 // short of workers (pressure 1).
 constexpr double kBusyShareForMoreWorkers = 0.75;
 // A channel whose senders and receivers each suspended this often per
-// second is too small (pressure 1).
-constexpr double kFlapsPerSecondForMoreCapacity = 50;
+// item passed is too small (pressure 1).
+constexpr double kFlapsPerItemForMoreCapacity = 0.05;
 // The most a tuned capacity holds, in items and in modelled bytes.
 constexpr uint64_t kMaxTunedCapacity = 4096;
 constexpr uint64_t kMaxTunedChannelBytes = uint64_t{64} << 20;
@@ -99,6 +102,7 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
     double busy = 0;
     uint64_t send_waits = 0;
     uint64_t receive_waits = 0;
+    uint64_t received = 0;
   };
   auto read = [this] {
     std::vector<Totals> totals;
@@ -108,6 +112,7 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
       if (tuned.channel != nullptr) {
         total.send_waits = tuned.channel->send_waits();
         total.receive_waits = tuned.channel->receive_waits();
+        total.received = tuned.channel->TotalReceived();
       }
       totals.push_back(total);
     }
@@ -120,16 +125,25 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
   };
   std::vector<Totals> before = read();
   double busy_before = all_busy();
-  uint64_t delivered_before = delivered();
+  auto progress = [this] {
+    uint64_t items = 0;
+    for (const auto& stage : stages_) {
+      for (const ChannelBase* output : stage->Outputs()) {
+        items += output->TotalReceived();
+      }
+    }
+    return items;
+  };
+  uint64_t progress_before = progress();
   auto at = std::chrono::steady_clock::now();
-  while (!autotuner_->settled() && co_await abort_.SleepFor(kAutotuneTick)) {
+  while (co_await abort_.SleepFor(kAutotuneTick)) {
     const auto now = std::chrono::steady_clock::now();
     const std::vector<Totals> after = read();
     const double busy_after = all_busy();
-    const uint64_t delivered_after = delivered();
+    const uint64_t progress_after = progress();
     AutotuneSample sample{
         .seconds = std::chrono::duration<double>(now - at).count(),
-        .delivered = delivered_after - delivered_before};
+        .progress = progress_after - progress_before};
     const double seconds = std::max(sample.seconds, 1e-6);
     sample.busy_cores = (busy_after - busy_before) / seconds;
     for (size_t i = 0; i < tuned_.size(); ++i) {
@@ -142,8 +156,12 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
         const uint64_t flaps =
             std::min(after[i].send_waits - before[i].send_waits,
                      after[i].receive_waits - before[i].receive_waits);
-        sample.pressure.push_back(flaps / seconds /
-                                  kFlapsPerSecondForMoreCapacity);
+        const uint64_t items = after[i].received - before[i].received;
+        sample.pressure.push_back(items == 0
+                                      ? 0.0
+                                      : static_cast<double>(flaps) /
+                                            static_cast<double>(items) /
+                                            kFlapsPerItemForMoreCapacity);
       }
     }
     for (const Autotuner::Change& change : autotuner_->Tick(sample)) {
@@ -157,7 +175,7 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
     }
     before = after;
     busy_before = busy_after;
-    delivered_before = delivered_after;
+    progress_before = progress_after;
     at = now;
   }
 }
