@@ -23,7 +23,9 @@
 //   the example's index and the reason. Nothing else is lost.
 // - `parallelism` coroutines decode at once, each with its own decoder
 //   buffers and resampler; the output order across coroutines follows
-//   their finishing order. One clip is one slice of CPU work.
+//   their finishing order. One clip is one slice of CPU work. With
+//   autotune the tuner may admit more of them while it runs
+//   (engine/parallelism_gate.h).
 // - Config errors (sample_rate 0, an unknown quality, parallelism 0,
 //   max_channels 0, max_seconds < 0, empty field names) fail at build time
 //   naming the field.

@@ -15,7 +15,8 @@
 //   (even n_fft). Other fields go on untouched.
 // - `parallelism` coroutines compute at once, each with its own FFT plan,
 //   window and filterbank, made once when it starts; a spectrogram
-//   allocates only its output.
+//   allocates only its output. With autotune the tuner may admit more of
+//   them while it runs (engine/parallelism_gate.h).
 // - An example without the field is skipped as missing_field, one of
 //   another type as wrong_dtype, a waveform too short for the window
 //   (center: at most n_fft / 2 samples; else fewer than n_fft) as

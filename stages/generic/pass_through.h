@@ -1,5 +1,6 @@
 // PassThrough: forwards every item of its one input (uint64) to its output,
-// with `parallelism` coroutines, optionally burning CPU per item; a fault
+// with `parallelism` coroutines (with autotune, as many as the tuner
+// admits: engine/parallelism_gate.h), optionally burning CPU per item; a fault
 // injection option makes it throw after N items. Used to exercise the
 // engine (throughput, load metrics, failure handling) without chess data.
 #ifndef SLUICE_STAGES_GENERIC_PASS_THROUGH_H_

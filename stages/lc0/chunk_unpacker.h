@@ -32,6 +32,8 @@
 // frames of different chunks interleave in whatever order they finish,
 // except in deterministic mode, where they keep the chunks' order
 // (engine/ordered_output.h). Stop() ends them at their next channel wait.
+// With autotune the tuner may admit more of them while it runs
+// (engine/parallelism_gate.h).
 #ifndef SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 #define SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 
