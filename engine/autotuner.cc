@@ -40,7 +40,6 @@ std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
   rates_.clear();
   std::vector<Change> changes;
   if (phase_ == Phase::kTrial) {
-    TunedSetting& setting = settings_[trial_index_];
     // The growth must exceed the measurements' noise: twice the standard
     // error of the difference of the two means.
     const double noise =
@@ -52,10 +51,13 @@ std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
       ++adjustments_;
       std::fill(rejected_.begin(), rejected_.end(), false);
     } else {
-      headroom_bytes_ += (setting.value - trial_from_) * setting.bytes_each;
-      setting.value = trial_from_;
-      rejected_[trial_index_] = true;
-      changes.push_back({trial_index_, setting.value});
+      for (const auto& [index, from] : trial_) {
+        TunedSetting& setting = settings_[index];
+        headroom_bytes_ += (setting.value - from) * setting.bytes_each;
+        setting.value = from;
+        rejected_[index] = true;
+        changes.push_back({index, setting.value});
+      }
     }
   } else {
     baseline_ = measured;
@@ -124,14 +126,32 @@ std::vector<Autotuner::Change> Autotuner::StartTrial(
     phase_ = Phase::kSettled;
     return {};
   }
-  TunedSetting& setting = settings_[best];
-  trial_index_ = best;
-  trial_from_ = setting.value;
-  setting.value = RaisedValue(best);
-  headroom_bytes_ -= (setting.value - trial_from_) * setting.bytes_each;
+  // Capacities are raised together: channels too small in a row each
+  // hold the others back, so one alone may gain nothing.
+  std::vector<size_t> raise = {best};
+  if (!settings_[best].is_parallelism) {
+    for (size_t i = 0; i < settings_.size(); ++i) {
+      if (i != best && !settings_[i].is_parallelism && !rejected_[i] &&
+          i < sample.pressure.size() && sample.pressure[i] >= 1 &&
+          RaisedValue(i) > settings_[i].value) {
+        raise.push_back(i);
+      }
+    }
+  }
+  trial_.clear();
+  std::vector<Change> changes;
+  for (size_t index : raise) {
+    TunedSetting& setting = settings_[index];
+    const uint64_t raised = RaisedValue(index);
+    if (raised <= setting.value) continue;  // the headroom ran out
+    trial_.emplace_back(index, setting.value);
+    headroom_bytes_ -= (raised - setting.value) * setting.bytes_each;
+    setting.value = raised;
+    changes.push_back({index, raised});
+  }
   phase_ = Phase::kTrial;
   ++trials_;
-  return {{best, setting.value}};
+  return changes;
 }
 
 AutotuneMetricsProto Autotuner::Metrics() const {

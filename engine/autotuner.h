@@ -17,7 +17,9 @@
 //   channel whose senders and receivers both keep suspending), among those
 //   below their max, not rejected, fitting the memory headroom, and for
 //   parallelism while the stages' busy cores are below `cores`:
-//   parallelism by one, a capacity four times.
+//   parallelism by one; or, when that setting is a capacity, every capacity
+//   under pressure four times at once (small channels in a row each hold
+//   the others back: one alone may gain nothing). Such a group is one trial.
 // - After the same warm-up and measurement, it keeps the raise when the
 //   rate grew by at least `min_gain` and by more than the noise (twice the
 //   standard error of the difference of the two means, from the spread of
@@ -44,6 +46,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/data_loader_metrics.pb.h"
@@ -135,9 +138,8 @@ class Autotuner {
   int ticks_ = 0;
   std::vector<double> rates_;
   Measurement baseline_;
-  // The trial under way: the setting and the value to go back to.
-  size_t trial_index_ = 0;
-  uint64_t trial_from_ = 0;
+  // The trial under way: the settings raised and the values to go back to.
+  std::vector<std::pair<size_t, uint64_t>> trial_;
   std::vector<bool> rejected_;
   uint64_t headroom_bytes_;
   uint64_t trials_ = 0;

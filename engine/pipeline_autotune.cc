@@ -21,9 +21,11 @@ constexpr double kBusyShareForMoreWorkers = 0.75;
 // A channel whose senders and receivers each suspended this often per
 // item passed is too small (pressure 1).
 constexpr double kFlapsPerItemForMoreCapacity = 0.05;
-// The most a tuned capacity holds, in items and in modelled bytes.
+// The most a tuned capacity holds: items, and modelled bytes unless that
+// is fewer than kMinTunedCapacity items (large batches).
 constexpr uint64_t kMaxTunedCapacity = 4096;
 constexpr uint64_t kMaxTunedChannelBytes = uint64_t{64} << 20;
+constexpr uint64_t kMinTunedCapacity = 4;
 
 // The modelled bytes of one unit of stage `stage`'s setting `knob` (for a
 // capacity, of output `output`); 0 when the model has no such term.
@@ -74,7 +76,9 @@ void Pipeline::SetUpAutotune() {
       const uint64_t max = std::max<uint64_t>(
           output->capacity(),
           std::min(kMaxTunedCapacity,
-                   kMaxTunedChannelBytes / std::max<uint64_t>(bytes_each, 1)));
+                   std::max(kMinTunedCapacity,
+                            kMaxTunedChannelBytes /
+                                std::max<uint64_t>(bytes_each, 1))));
       if (max <= output->capacity()) continue;
       settings.push_back(
           {.stage = stage->name(),
