@@ -15,9 +15,11 @@
 namespace sluice {
 namespace {
 
-// A stage whose active workers are busy this share of the time or more is
-// short of workers (pressure 1).
-constexpr double kBusyShareForMoreWorkers = 0.75;
+// A stage whose active workers are busy this share of the time or more may
+// gain from another worker (pressure 1): in a pipeline bound by hand-offs
+// between stages no stage is saturated, yet a second worker overlaps them.
+// The trial decides.
+constexpr double kBusyShareForMoreWorkers = 0.5;
 // A channel whose senders and receivers each suspended this often per
 // item passed is too small (pressure 1).
 constexpr double kFlapsPerItemForMoreCapacity = 0.05;
