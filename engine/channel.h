@@ -218,6 +218,7 @@ class Channel final : public ChannelBase {
         cpu_wanted = Clock::now() - now > kYieldGaveTheCpuAway;
         continue;
       }
+      if (!slept) receive_waits_.fetch_add(1, std::memory_order_relaxed);
       slept = true;
       ++blocked_getters_;
       const std::cv_status status = not_empty_.wait_until(lock, deadline);
@@ -256,9 +257,30 @@ class Channel final : public ChannelBase {
            (capacity() - std::min(capacity(), buffer_.size()));
   }
 
+  uint64_t TotalReceived() const override {
+    std::lock_guard lock(mu_);
+    return taken_;
+  }
+
   bool IsClosed() const override {
     std::lock_guard lock(mu_);
     return closed_;
+  }
+
+  void SetCapacity(size_t capacity) override {
+    std::vector<SendWaiter*> resume;
+    {
+      std::lock_guard lock(mu_);
+      capacity_.store(std::max<size_t>(capacity, 1), std::memory_order_relaxed);
+      while (!senders_.empty() && buffer_.size() < this->capacity()) {
+        SendWaiter* sender = senders_.front();
+        senders_.pop_front();
+        buffer_.push_back(std::move(sender->item));
+        put_count_.fetch_add(1, std::memory_order_relaxed);
+        resume.push_back(sender);
+      }
+    }
+    ResumeSenders(resume);
   }
 
   void Close() override { Shut(/*discard_buffer=*/false); }
@@ -376,6 +398,7 @@ class Channel final : public ChannelBase {
       io::PostCompletion(std::move(handler), *done);
       return;
     }
+    send_waits_.fetch_add(1, std::memory_order_relaxed);
     senders_.push_back(
         new SendWaiterImpl<Handler>(std::move(item), std::move(handler)));
   }
@@ -419,6 +442,7 @@ class Channel final : public ChannelBase {
       io::PostCompletion(std::move(handler), std::move(item));
       return;
     }
+    receive_waits_.fetch_add(1, std::memory_order_relaxed);
     receivers_.push_back(new ReceiveWaiterImpl<Handler>(std::move(handler)));
   }
 

@@ -15,8 +15,8 @@ uint64_t ReadCounter(std::atomic<uint64_t>& counter, bool reset) {
 ChannelBase::ChannelBase(std::string name, size_t capacity,
                          OverflowPolicy policy, std::type_index element_type,
                          std::string_view element_name)
-    : name_(std::move(name)),
-      capacity_(capacity),
+    : capacity_(capacity),
+      name_(std::move(name)),
       policy_(policy),
       element_type_(element_type),
       element_name_(element_name) {}
@@ -37,7 +37,7 @@ QueueMetricProto ChannelBase::Metrics(bool reset_counters) {
   QueueMetricProto metrics;
   metrics.set_name(name_);
   metrics.set_size(Size());
-  metrics.set_capacity(capacity_);
+  metrics.set_capacity(capacity());
   metrics.set_put_count(GetTotalPutCount(reset_counters));
   metrics.set_get_count(GetTotalGetCount(reset_counters));
   metrics.set_drop_count(GetTotalDropCount(reset_counters));

@@ -35,7 +35,11 @@ class ChannelBase {
   ChannelBase& operator=(const ChannelBase&) = delete;
 
   const std::string& name() const { return name_; }
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
+  // Changes the capacity (at least 1) while the channel is in use (the
+  // autotuner): a raise lets suspended senders in at once; a cut drops
+  // nothing, sends just suspend until the buffer is below it.
+  virtual void SetCapacity(size_t capacity) = 0;
   OverflowPolicy policy() const { return policy_; }
   std::type_index element_type() const { return element_type_; }
   std::string_view element_type_name() const { return element_name_; }
@@ -65,6 +69,19 @@ class ChannelBase {
   // Every item dropped by the overflow policy.
   uint64_t GetTotalDropCount(bool reset = false);
 
+  // Times a sender suspended because the channel was full, and a receiver
+  // because it was empty, since construction (never reset; the autotuner
+  // reads them: a channel where both happen often is too small).
+  uint64_t send_waits() const {
+    return send_waits_.load(std::memory_order_relaxed);
+  }
+  uint64_t receive_waits() const {
+    return receive_waits_.load(std::memory_order_relaxed);
+  }
+
+  // Items handed to receivers since construction (never reset).
+  virtual uint64_t TotalReceived() const = 0;
+
   // Size, capacity, closed and the counters; resets the counters when asked.
   QueueMetricProto Metrics(bool reset_counters);
 
@@ -83,11 +100,13 @@ class ChannelBase {
   std::atomic<uint64_t> put_count_{0};
   std::atomic<uint64_t> get_count_{0};
   std::atomic<uint64_t> drop_count_{0};
+  std::atomic<uint64_t> send_waits_{0};
+  std::atomic<uint64_t> receive_waits_{0};
+  std::atomic<size_t> capacity_;
 
  private:
   std::atomic<uint64_t> preferred_group_rows_{0};
   const std::string name_;
-  const size_t capacity_;
   const OverflowPolicy policy_;
   const std::type_index element_type_;
   const std::string_view element_name_;

@@ -11,6 +11,7 @@ void LoadMeter::AdvanceLocked(Clock::time_point now) {
   const double seconds =
       std::chrono::duration<double>(now - last_change_).count();
   busy_seconds_ += seconds * busy_;
+  total_busy_seconds_ += seconds * busy_;
   capacity_seconds_ += seconds * alive_;
   last_change_ = now;
 }
@@ -59,6 +60,12 @@ void LoadMeter::EndWait() {
   const Clock::time_point now = Clock::now();
   AdvanceLocked(now);
   BusyUpLocked(now);
+}
+
+double LoadMeter::TotalBusySeconds() {
+  std::lock_guard lock(mu_);
+  AdvanceLocked(Clock::now());
+  return total_busy_seconds_;
 }
 
 void LoadMeter::TraceInto(TraceRecorder* trace, uint32_t stage) {

@@ -46,6 +46,10 @@ class LoadMeter {
   // counts from construction), and the coroutines alive now.
   LoadMetricProto Flush();
 
+  // Busy coroutine-seconds since construction (never reset by Flush), for
+  // readers that take differences on their own schedule (the autotuner).
+  double TotalBusySeconds();
+
   // Records the busy count and thread spans into `trace` as stage `stage`
   // from now on. Call before the stage's coroutines start.
   void TraceInto(TraceRecorder* trace, uint32_t stage);
@@ -64,6 +68,7 @@ class LoadMeter {
   int busy_ = 0;
   double busy_seconds_ = 0;
   double capacity_seconds_ = 0;
+  double total_busy_seconds_ = 0;
   // With a trace: where the busy count and thread spans go.
   TraceRecorder* trace_ = nullptr;
   uint32_t trace_stage_ = 0;

@@ -34,6 +34,7 @@
 #include "engine/channel.h"
 #include "engine/load_meter.h"
 #include "engine/ordered_output.h"
+#include "engine/parallelism_gate.h"
 #include "engine/yield.h"
 
 namespace sluice {
@@ -42,13 +43,20 @@ template <typename In, typename Out, typename Transform>
 asio::awaitable<void> RunMapWorker(Channel<In>* input, Channel<Out>* output,
                                    OrderedOutput<Out>* ordered,
                                    LoadMeter* meter, Transform transform,
-                                   bool yield_after_each_item = true) {
+                                   bool yield_after_each_item = true,
+                                   ParallelismGate* gate = nullptr,
+                                   size_t index = 0) {
   std::vector<Out> results;
   while (true) {
+    if (gate != nullptr && !gate->Admits(index) &&
+        !co_await gate->Wait(index, meter)) {
+      co_return;
+    }
     if (ordered != nullptr && !co_await ordered->Reserve(meter)) co_return;
     std::optional<Numbered<In>> item = co_await input->ReceiveNumbered(meter);
     if (!item) {
       if (ordered != nullptr) ordered->Release();
+      if (gate != nullptr) gate->Close();
       co_return;
     }
     results.clear();

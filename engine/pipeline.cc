@@ -126,9 +126,11 @@ absl::Status Pipeline::Start() {
     }
   }
   if (trace_ != nullptr) StartTrace();
+  if (options_.autotune()) SetUpAutotune();
   const StageRuntime runtime{executor_.get(), tasks_.get()};
   for (const auto& stage : stages_) stage->Start(runtime);
   tasks_->Spawn("metrics", MetricsLoop());
+  if (autotuner_ != nullptr) tasks_->Spawn("autotune", AutotuneLoop());
   if (trace_ != nullptr) tasks_->Spawn("trace", TraceFillLoop());
   executor_->Start();
   return absl::OkStatus();

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "engine/abort_signal.h"
+#include "engine/autotuner.h"
 #include "engine/channel.h"
 #include "engine/element_type.h"
 #include "engine/executor.h"
@@ -184,6 +185,17 @@ class Pipeline {
   absl::Status AddStagesAndOutputs(const DataLoaderConfig& config);
   // The memory model of the stages built (engine/memory_model.h).
   MemoryModel BuildMemoryModel() const;
+  // The worker threads the executor runs (worker_threads, or one per
+  // allowed CPU).
+  unsigned Threads() const;
+  // StageContext::MaxParallelism's bound: 0 without autotune.
+  uint32_t MaxTunedParallelism() const;
+  // With autotune, before the stages start: the settings the tuner may
+  // raise and the tuner (engine/pipeline_autotune.cc).
+  void SetUpAutotune();
+  // Measures the tuned settings every kAutotuneTick and applies the tuner's
+  // changes, until it settles or the pipeline stops.
+  asio::awaitable<void> AutotuneLoop();
   // Plans `config` for its memory_budget_bytes (engine/memory_budget.h):
   // refuses a budget below the minimum, rebuilds the stages from the
   // planned config when the plan lowers a setting, and keeps the plan for
@@ -262,6 +274,16 @@ class Pipeline {
   // Set by Configure when DataLoaderConfig.trace is; kept until the
   // pipeline is destroyed (callers may still be in GetNextFor).
   std::unique_ptr<TraceRecorder> trace_;
+
+  // With autotune: the tuner and, for each of its settings, what applies
+  // it (a stage's gate or an output channel).
+  struct Tuned {
+    Stage* stage = nullptr;
+    ParallelismGate* gate = nullptr;
+    ChannelBase* channel = nullptr;
+  };
+  std::unique_ptr<Autotuner> autotuner_;
+  std::vector<Tuned> tuned_;
   // The output channels whose fill the trace samples, with their tracks.
   std::vector<std::pair<ChannelBase*, uint32_t>> traced_channels_;
   // Items handed out by each output, for the trace.
@@ -281,6 +303,8 @@ class Pipeline {
   std::vector<StageMetricProto> totals_;
   // The memory budget's plan (set by Configure with a budget).
   std::optional<MemoryBudgetMetricsProto> memory_plan_;
+  // With autotune: the tuner's latest state, for the snapshots.
+  std::optional<AutotuneMetricsProto> autotune_metrics_;
   MetricsHistory history_;
 
   // Serves the latest snapshot to Prometheus (metrics_port); destroyed

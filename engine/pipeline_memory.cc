@@ -25,11 +25,7 @@ absl::Status Pipeline::AddStagesAndOutputs(const DataLoaderConfig& config) {
 }
 
 MemoryModel Pipeline::BuildMemoryModel() const {
-  const unsigned threads =
-      options_.worker_threads() > 0
-          ? options_.worker_threads()
-          : static_cast<unsigned>(std::max<size_t>(AllowedCpus().size(), 1));
-  MemoryModelBuilder builder(threads);
+  MemoryModelBuilder builder(Threads());
   for (size_t i = 0; i < stages_.size(); ++i) {
     std::vector<const ChannelBase*> inputs;
     for (const std::string& reference : stage_configs_[i]->input()) {

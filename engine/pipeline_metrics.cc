@@ -41,6 +41,8 @@ void Pipeline::TakeSnapshot() {
   snapshot.set_rss_bytes(ReadResidentBytes());
   if (memory_plan_.has_value())
     *snapshot.mutable_memory_budget() = *memory_plan_;
+  if (autotune_metrics_.has_value())
+    *snapshot.mutable_autotune() = *autotune_metrics_;
   totals_.resize(stages_.size());
   for (size_t i = 0; i < stages_.size(); ++i) {
     StageMetricProto interval = stages_[i]->FlushMetrics();

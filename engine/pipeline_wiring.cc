@@ -114,7 +114,8 @@ absl::Status Pipeline::AddStage(const StageConfig& config) {
                        .deterministic = options_.deterministic(),
                        .resumable = options_.resumable(),
                        .rank = options_.rank(),
-                       .world_size = options_.world_size()},
+                       .world_size = options_.world_size(),
+                       .max_tuned_parallelism = MaxTunedParallelism()},
       std::move(inputs),
       consumers != consumer_types_.end() ? consumers->second
                                          : std::vector<std::string>());

@@ -15,6 +15,7 @@ Stage::Stage(const StageContext& context)
 void Stage::Stop() {
   for (const auto& output : outputs_) output->Cancel();
   if (ordered_output_ != nullptr) ordered_output_->Cancel();
+  if (gate_ != nullptr) gate_->Close();
   abort_signal_.Abort();
 }
 
@@ -57,6 +58,12 @@ ChannelBase* Stage::GetOutput(std::string_view name) const {
     if (output->name() == name) return output.get();
   }
   return nullptr;
+}
+
+std::vector<ChannelBase*> Stage::Outputs() const {
+  std::vector<ChannelBase*> outputs;
+  for (const auto& output : outputs_) outputs.push_back(output.get());
+  return outputs;
 }
 
 std::vector<std::string> Stage::OutputNames() const {

@@ -47,6 +47,7 @@
 #include "engine/load_meter.h"
 #include "engine/memory_model.h"
 #include "engine/ordered_output.h"
+#include "engine/parallelism_gate.h"
 #include "engine/stage_context.h"
 #include "engine/task_group.h"
 #include "proto/data_loader_config.pb.h"
@@ -145,6 +146,15 @@ class Stage {
   virtual absl::Status FinishElasticResume(const ElasticResume& resume) {
     return absl::OkStatus();
   }
+  // The gate of a stage whose parallelism may change while it runs
+  // (engine/parallelism_gate.h; DataLoaderConfig.autotune), or nullptr.
+  ParallelismGate* parallelism_gate() const { return gate_.get(); }
+  // Busy coroutine-seconds of the stage since it was built
+  // (LoadMeter::TotalBusySeconds).
+  double TotalBusySeconds() { return load_meter_.TotalBusySeconds(); }
+  // Every output channel, in declaration order (for the autotuner).
+  std::vector<ChannelBase*> Outputs() const;
+
   // The stage whose output is this stage's only input (nullptr when it has
   // none or several); set by the pipeline.
   Stage* upstream() const { return upstream_; }
@@ -199,6 +209,15 @@ class Stage {
     return raw;
   }
 
+  // For a stage whose parallelism is a plain count of workers: a gate
+  // admitting `parallelism` of `cap` workers (StageContext::MaxParallelism),
+  // owned by the stage and closed by Stop(). The stage spawns cap workers
+  // and has worker i take items only while the gate admits it.
+  ParallelismGate* AddParallelismGate(size_t parallelism, size_t cap) {
+    gate_ = std::make_unique<ParallelismGate>(parallelism, cap);
+    return gate_.get();
+  }
+
   // Counts `count` items skipped for `reason` (a snake_case metrics key).
   void CountSkip(std::string_view reason, uint64_t count = 1);
 
@@ -217,6 +236,7 @@ class Stage {
   const std::vector<QueueConfig> output_settings_;
   std::vector<std::unique_ptr<ChannelBase>> outputs_;
   std::unique_ptr<OrderedOutputBase> ordered_output_;
+  std::unique_ptr<ParallelismGate> gate_;
   Stage* upstream_ = nullptr;
   std::shared_mutex* checkpoint_gate_ = nullptr;
   LoadMeter load_meter_;

@@ -14,6 +14,7 @@
 #ifndef SLUICE_ENGINE_STAGE_CONTEXT_H_
 #define SLUICE_ENGINE_STAGE_CONTEXT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ struct PipelineSettings {
   bool resumable = false;
   uint32_t rank = 0;
   uint32_t world_size = 1;
+  // DataLoaderConfig.autotune: the most workers the tuner may give a stage
+  // (0: autotune off).
+  uint32_t max_tuned_parallelism = 0;
 };
 
 class StageContext {
@@ -69,6 +73,13 @@ class StageContext {
   // resumable (DataLoaderConfig.resumable; checkpoints need it).
   bool ordered() const {
     return settings_.deterministic || settings_.resumable;
+  }
+  // The workers a stage whose parallelism is a plain count spawns when
+  // configured with `parallelism`: that many, or with autotune the most
+  // the tuner may choose (at least `parallelism`); see
+  // Stage::AddParallelismGate.
+  uint32_t MaxParallelism(uint32_t parallelism) const {
+    return std::max(parallelism, settings_.max_tuned_parallelism);
   }
   // This process's shard: rank() of world_size() (1: all data).
   uint32_t rank() const { return settings_.rank; }

@@ -102,6 +102,10 @@ void LiveView::RenderTable(const DataLoaderMetricsProto& metrics) {
       !budget.empty()) {
     lines.push_back(budget);
   }
+  if (const std::string autotune = report::AutotuneLine(metrics);
+      !autotune.empty()) {
+    lines.push_back(autotune);
+  }
   lines.push_back(
       absl::StrFormat("%-18s %s%-17s %10s %13s %6s %7s", "stage",
                       show_type ? absl::StrFormat("%-24s ", "type") : "",
@@ -167,6 +171,10 @@ void LiveView::PrintSummary(const DataLoaderMetricsProto& metrics,
   if (const std::string budget = report::MemoryBudgetLine(metrics);
       !budget.empty()) {
     out_ << "  " << budget << "\n";
+  }
+  if (const std::string autotune = report::AutotuneLine(metrics);
+      !autotune.empty()) {
+    out_ << "  " << autotune << "\n";
   }
   for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
     std::string skips;

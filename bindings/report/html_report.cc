@@ -349,7 +349,12 @@ std::string RenderRunReport(const RunReportInputs& inputs) {
       metrics.has_memory_budget()
           ? absl::StrCat("<p>", EscapeHtml(MemoryBudgetLine(metrics)), "</p>\n")
           : "",
-      MemoryChart(inputs), "<h2>Totals by stage</h2>\n", TotalsTable(inputs));
+      MemoryChart(inputs),
+      metrics.has_autotune()
+          ? absl::StrCat("<h2>Autotune</h2>\n<p>",
+                         EscapeHtml(AutotuneLine(metrics)), "</p>\n")
+          : "",
+      "<h2>Totals by stage</h2>\n", TotalsTable(inputs));
   std::string config_text;
   google::protobuf::TextFormat::PrintToString(inputs.config, &config_text);
   const size_t snapshots =

@@ -154,4 +154,20 @@ std::string MemoryBudgetLine(const DataLoaderMetricsProto& metrics) {
       lowered.empty() ? "nothing lowered" : "lowered: " + lowered);
 }
 
+std::string AutotuneLine(const DataLoaderMetricsProto& metrics) {
+  if (!metrics.has_autotune()) return "";
+  const AutotuneMetricsProto& tuner = metrics.autotune();
+  std::string raised;
+  for (const AutotuneSettingProto& setting : tuner.setting()) {
+    if (setting.chosen() == setting.configured()) continue;
+    absl::StrAppend(&raised, raised.empty() ? "" : ", ", setting.stage(), " ",
+                    setting.setting(), " ", setting.configured(), " -> ",
+                    setting.chosen());
+  }
+  return absl::StrCat(
+      "autotune (", tuner.settled() ? "settled" : "tuning", ", ",
+      tuner.adjustments(), " of ", tuner.trials(),
+      " raises kept): ", raised.empty() ? "nothing raised" : raised);
+}
+
 }  // namespace sluice::report

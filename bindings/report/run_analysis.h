@@ -106,6 +106,13 @@ Bottleneck FindBottleneck(const DataLoaderConfig& config,
 // without a budget.
 std::string MemoryBudgetLine(const DataLoaderMetricsProto& metrics);
 
+// The autotuner's choices in one line (DataLoaderConfig.autotune):
+// "autotune (settled, 3 of 5 raises kept): unpacker parallelism 1 -> 2,
+// unpacker output 'output' capacity 1 -> 64" ("tuning" while it is not
+// settled; "nothing raised" when every setting is as configured); empty
+// without autotune.
+std::string AutotuneLine(const DataLoaderMetricsProto& metrics);
+
 }  // namespace sluice::report
 
 #endif  // SLUICE_BINDINGS_REPORT_RUN_ANALYSIS_H_

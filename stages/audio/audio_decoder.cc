@@ -61,8 +61,11 @@ AudioDecoder::AudioDecoder(const StageContext& context,
       input_(input),
       output_(AddOutput<Example>("output", 64)),
       ordered_(context.ordered()
-                   ? AddOrderedOutput(output_, 2 * config.parallelism())
-                   : nullptr) {}
+                   ? AddOrderedOutput(output_, 2 * context.MaxParallelism(
+                                                       config.parallelism()))
+                   : nullptr),
+      gate_(AddParallelismGate(config.parallelism(),
+                               context.MaxParallelism(config.parallelism()))) {}
 
 void AudioDecoder::DescribeMemory(MemoryModelBuilder& builder) const {
   const uint64_t encoded = builder.InputItemBytes();
@@ -81,21 +84,23 @@ void AudioDecoder::DescribeMemory(MemoryModelBuilder& builder) const {
 }
 
 void AudioDecoder::Start(const StageRuntime& runtime) {
-  SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
-               [this](int) { return Work(); });
+  SpawnWorkers(runtime, static_cast<int>(gate_->cap()),
+               [this](int index) { return Work(index); });
 }
 
-asio::awaitable<void> AudioDecoder::Work() {
+asio::awaitable<void> AudioDecoder::Work(int index) {
   DecodedAudio decoded;
   Resampler resampler(quality_);
   std::vector<float> resampled;
   // One clip is one slice of CPU work.
-  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
-                        [&](Example& example, std::vector<Example>& out) {
-                          if (Decode(example, decoded, resampler, resampled)) {
-                            out.push_back(std::move(example));
-                          }
-                        });
+  co_await RunMapWorker(
+      input_, output_, ordered_, load_meter(),
+      [&](Example& example, std::vector<Example>& out) {
+        if (Decode(example, decoded, resampler, resampled)) {
+          out.push_back(std::move(example));
+        }
+      },
+      /*yield_after_each_item=*/true, gate_, index);
 }
 
 bool AudioDecoder::Decode(Example& example, DecodedAudio& decoded,

@@ -23,7 +23,9 @@
 //   the example's index and the reason. Nothing else is lost.
 // - `parallelism` coroutines decode at once, each with its own decoder
 //   buffers and resampler; the output order across coroutines follows
-//   their finishing order. One clip is one slice of CPU work.
+//   their finishing order. One clip is one slice of CPU work. With
+//   autotune the tuner may admit more of them while it runs
+//   (engine/parallelism_gate.h).
 // - Config errors (sample_rate 0, an unknown quality, parallelism 0,
 //   max_channels 0, max_seconds < 0, empty field names) fail at build time
 //   naming the field.
@@ -59,7 +61,7 @@ class AudioDecoder final : public StatelessStage {
  private:
   AudioDecoder(const StageContext& context, const AudioDecoderConfig& config,
                ResampleQuality quality, Channel<Example>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Decodes `example`'s clip in place; false (counted, logged) when it is
   // to be skipped.
   bool Decode(Example& example, DecodedAudio& decoded, Resampler& resampler,
@@ -74,6 +76,7 @@ class AudioDecoder final : public StatelessStage {
   Channel<Example>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<Example>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> clips_decoded_{0};
   std::atomic<uint64_t> clips_resampled_{0};
   std::atomic<uint64_t> bytes_{0};

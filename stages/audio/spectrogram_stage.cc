@@ -103,8 +103,12 @@ SpectrogramStage::SpectrogramStage(const StageContext& context,
       parallelism_(proto.parallelism()),
       input_(input),
       output_(AddOutput<Example>("output", 64)),
-      ordered_(context.ordered() ? AddOrderedOutput(output_, 2 * parallelism_)
-                                 : nullptr) {}
+      ordered_(context.ordered()
+                   ? AddOrderedOutput(output_,
+                                      2 * context.MaxParallelism(parallelism_))
+                   : nullptr),
+      gate_(AddParallelismGate(parallelism_,
+                               context.MaxParallelism(parallelism_))) {}
 
 void SpectrogramStage::DescribeMemory(MemoryModelBuilder& builder) const {
   // The input's waveform length from its bytes (a cropped waveform).
@@ -133,23 +137,25 @@ void SpectrogramStage::DescribeMemory(MemoryModelBuilder& builder) const {
 }
 
 void SpectrogramStage::Start(const StageRuntime& runtime) {
-  SpawnWorkers(runtime, static_cast<int>(parallelism_),
-               [this](int) { return Work(); });
+  SpawnWorkers(runtime, static_cast<int>(gate_->cap()),
+               [this](int index) { return Work(index); });
 }
 
-asio::awaitable<void> SpectrogramStage::Work() {
+asio::awaitable<void> SpectrogramStage::Work(int index) {
   absl::StatusOr<Spectrogram> spectrogram = Spectrogram::Create(config_);
   if (!spectrogram.ok()) {  // checked at build time; FFTW may still fail
     throw std::runtime_error(absl::StrCat(
         "stage '", name(), "': ", std::string(spectrogram.status().message())));
   }
   // One spectrogram is one slice of CPU work.
-  co_await RunMapWorker(input_, output_, ordered_, load_meter(),
-                        [&](Example& example, std::vector<Example>& out) {
-                          if (Transform(example, *spectrogram)) {
-                            out.push_back(std::move(example));
-                          }
-                        });
+  co_await RunMapWorker(
+      input_, output_, ordered_, load_meter(),
+      [&](Example& example, std::vector<Example>& out) {
+        if (Transform(example, *spectrogram)) {
+          out.push_back(std::move(example));
+        }
+      },
+      /*yield_after_each_item=*/true, gate_, index);
 }
 
 bool SpectrogramStage::Transform(Example& example, Spectrogram& spectrogram) {

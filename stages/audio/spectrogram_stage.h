@@ -15,7 +15,8 @@
 //   (even n_fft). Other fields go on untouched.
 // - `parallelism` coroutines compute at once, each with its own FFT plan,
 //   window and filterbank, made once when it starts; a spectrogram
-//   allocates only its output.
+//   allocates only its output. With autotune the tuner may admit more of
+//   them while it runs (engine/parallelism_gate.h).
 // - An example without the field is skipped as missing_field, one of
 //   another type as wrong_dtype, a waveform too short for the window
 //   (center: at most n_fft / 2 samples; else fewer than n_fft) as
@@ -54,7 +55,7 @@ class SpectrogramStage final : public StatelessStage {
   SpectrogramStage(const StageContext& context, const SpectrogramConfig& config,
                    const ::sluice::SpectrogramConfig& proto,
                    Channel<Example>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Replaces `example`'s waveform by its spectrogram; false (counted,
   // logged) when it is to be skipped.
   bool Transform(Example& example, Spectrogram& spectrogram);
@@ -67,6 +68,7 @@ class SpectrogramStage final : public StatelessStage {
   Channel<Example>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<Example>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> spectrograms_{0};
 };
 

@@ -40,15 +40,18 @@ PassThrough::PassThrough(const StageContext& context,
       input_(input),
       output_(AddOutput<uint64_t>()),
       ordered_(context.ordered()
-                   ? AddOrderedOutput(output_, 2 * config.parallelism())
-                   : nullptr) {}
+                   ? AddOrderedOutput(output_, 2 * context.MaxParallelism(
+                                                       config.parallelism()))
+                   : nullptr),
+      gate_(AddParallelismGate(config.parallelism(),
+                               context.MaxParallelism(config.parallelism()))) {}
 
 void PassThrough::Start(const StageRuntime& runtime) {
-  SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
-               [this](int) { return Forward(); });
+  SpawnWorkers(runtime, static_cast<int>(gate_->cap()),
+               [this](int index) { return Forward(index); });
 }
 
-asio::awaitable<void> PassThrough::Forward() {
+asio::awaitable<void> PassThrough::Forward(int index) {
   co_await RunMapWorker(
       input_, output_, ordered_, load_meter(),
       [this](uint64_t item, std::vector<uint64_t>& out) {
@@ -62,7 +65,7 @@ asio::awaitable<void> PassThrough::Forward() {
         out.push_back(item);
         forwarded_.fetch_add(1, std::memory_order_relaxed);
       },
-      /*yield_after_each_item=*/false);
+      /*yield_after_each_item=*/false, gate_, index);
 }
 
 void PassThrough::AddMetrics(StageMetricProto& metrics) {

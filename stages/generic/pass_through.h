@@ -1,5 +1,6 @@
 // PassThrough: forwards every item of its one input (uint64) to its output,
-// with `parallelism` coroutines, optionally burning CPU per item; a fault
+// with `parallelism` coroutines (with autotune, as many as the tuner
+// admits: engine/parallelism_gate.h), optionally burning CPU per item; a fault
 // injection option makes it throw after N items. Used to exercise the
 // engine (throughput, load metrics, failure handling) without chess data.
 #ifndef SLUICE_STAGES_GENERIC_PASS_THROUGH_H_
@@ -27,13 +28,14 @@ class PassThrough final : public StatelessStage {
  private:
   PassThrough(const StageContext& context, const PassThroughConfig& config,
               Channel<uint64_t>* input);
-  asio::awaitable<void> Forward();
+  asio::awaitable<void> Forward(int index);
 
   const PassThroughConfig config_;
   Channel<uint64_t>* const input_;
   Channel<uint64_t>* const output_;
   // Deterministic mode: results keep the input order; else nullptr.
   OrderedOutput<uint64_t>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> forwarded_{0};
   std::atomic<uint64_t> seen_{0};
 };

@@ -71,8 +71,11 @@ ChunkUnpacker::ChunkUnpacker(const StageContext& context,
       input_(input),
       output_(AddOutput<Frame>("output", 256)),
       ordered_(context.ordered()
-                   ? AddOrderedOutput(output_, 2 * config.parallelism())
-                   : nullptr) {}
+                   ? AddOrderedOutput(output_, 2 * context.MaxParallelism(
+                                                       config.parallelism()))
+                   : nullptr),
+      gate_(AddParallelismGate(config.parallelism(),
+                               context.MaxParallelism(config.parallelism()))) {}
 
 void ChunkUnpacker::DescribeMemory(MemoryModelBuilder& builder) const {
   builder.AddOutput(output_, "output", kFrameBytesEstimate);
@@ -91,11 +94,11 @@ void ChunkUnpacker::DescribeMemory(MemoryModelBuilder& builder) const {
 }
 
 void ChunkUnpacker::Start(const StageRuntime& runtime) {
-  SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
-               [this](int) { return Work(); });
+  SpawnWorkers(runtime, static_cast<int>(gate_->cap()),
+               [this](int index) { return Work(index); });
 }
 
-asio::awaitable<void> ChunkUnpacker::Work() {
+asio::awaitable<void> ChunkUnpacker::Work(int index) {
   co_await RunMapWorker(
       input_, output_, ordered_, load_meter(),
       [&](const Chunk& chunk, std::vector<Frame>& frames) {
@@ -112,7 +115,8 @@ asio::awaitable<void> ChunkUnpacker::Work() {
             std::make_unique_for_overwrite<V6TrainingRecord>();
         Unpack(chunk, &raw, scratch.get(), &frames);
         frames_emitted_.fetch_add(frames.size(), std::memory_order_relaxed);
-      });
+      },
+      /*yield_after_each_item=*/true, gate_, index);
 }
 
 void ChunkUnpacker::Unpack(const Chunk& chunk, std::string* raw,

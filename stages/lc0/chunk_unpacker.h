@@ -32,6 +32,8 @@
 // frames of different chunks interleave in whatever order they finish,
 // except in deterministic mode, where they keep the chunks' order
 // (engine/ordered_output.h). Stop() ends them at their next channel wait.
+// With autotune the tuner may admit more of them while it runs
+// (engine/parallelism_gate.h).
 #ifndef SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 #define SLUICE_STAGES_LC0_CHUNK_UNPACKER_H_
 
@@ -70,7 +72,7 @@ class ChunkUnpacker final : public StatelessStage {
  private:
   ChunkUnpacker(const StageContext& context, const ChunkUnpackerConfig& config,
                 DiffFocus diff_focus, Channel<Chunk>* input);
-  asio::awaitable<void> Work();
+  asio::awaitable<void> Work(int index);
   // Appends the frames kept from `chunk` to `frames`, decompressing into
   // `raw` (reused across chunks) and checking each record in `scratch`;
   // counts what it drops.
@@ -87,6 +89,7 @@ class ChunkUnpacker final : public StatelessStage {
   Channel<Frame>* const output_;
   // Deterministic mode: frames go out in chunk order; else nullptr.
   OrderedOutput<Frame>* const ordered_;
+  ParallelismGate* const gate_;
   std::atomic<uint64_t> chunks_received_{0};
   std::atomic<uint64_t> chunks_unpacked_{0};
   std::atomic<uint64_t> decompressed_bytes_{0};

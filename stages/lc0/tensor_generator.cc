@@ -66,9 +66,13 @@ TensorGenerator::TensorGenerator(const StageContext& context,
       output_(AddOutput<TypedBatch>("output", 4)),
       // A place per batch in flight: one per worker filling slots, plus the
       // open batch the turn holder may need beside a new one (ClaimRuns).
-      ordered_(context.ordered()
-                   ? AddOrderedOutput(output_, config.parallelism() + 1)
-                   : nullptr),
+      ordered_(
+          context.ordered()
+              ? AddOrderedOutput(
+                    output_, context.MaxParallelism(config.parallelism()) + 1)
+              : nullptr),
+      gate_(AddParallelismGate(config.parallelism(),
+                               context.MaxParallelism(config.parallelism()))),
       receive_turn_("receive_turn", 1),
       // Enough free buffers for the batches a consumer and the output
       // channel hold at once, so steady state allocates nothing.
@@ -99,12 +103,12 @@ void TensorGenerator::DescribeMemory(MemoryModelBuilder& builder) const {
 void TensorGenerator::Start(const StageRuntime& runtime) {
   {
     std::lock_guard lock(fill_mu_);
-    running_ = static_cast<int>(config_.parallelism());
+    running_ = static_cast<int>(gate_->cap());
   }
   bool turn = true;
   receive_turn_.TrySend(turn);
-  SpawnWorkers(runtime, static_cast<int>(config_.parallelism()),
-               [this](int) { return Build(); });
+  SpawnWorkers(runtime, static_cast<int>(gate_->cap()),
+               [this](int index) { return Build(index); });
 }
 
 void TensorGenerator::Stop() {
@@ -160,7 +164,7 @@ absl::Status TensorGenerator::RestoreCheckpoint(const std::string& state) {
   return absl::OkStatus();
 }
 
-asio::awaitable<void> TensorGenerator::Build() {
+asio::awaitable<void> TensorGenerator::Build(int index) {
   PackedExpander expander(expander_);
   // Frames are taken in bulk: one channel lock for many.
   std::vector<Frame> frames;
@@ -174,6 +178,10 @@ asio::awaitable<void> TensorGenerator::Build() {
   size_t since_yield = 0;
   bool output_open = true;
   while (output_open) {
+    // Workers beyond the tuned parallelism wait here, holding no slot.
+    if (!gate_->Admits(index) && !co_await gate_->Wait(index, load_meter())) {
+      break;  // the input ended, or Stop()
+    }
     // Deterministic mode: receiving and claiming slots are one turn, so
     // the slots follow the input's order.
     if (ordered_ != nullptr) {
@@ -194,7 +202,10 @@ asio::awaitable<void> TensorGenerator::Build() {
       bool turn = true;
       receive_turn_.TrySend(turn);
     }
-    if (!received) break;
+    if (!received) {
+      gate_->Close();  // the parked workers leave too
+      break;
+    }
     size_t next = 0;
     for (const SlotRun& run : runs) {
       TensorBatch& batch = run.shared->batch;

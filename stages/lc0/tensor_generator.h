@@ -21,7 +21,9 @@
 // - The `parallelism` coroutines fill one batch together (each claims a run
 //   of its slots), so only one batch is being written at a time: few batch
 //   buffers take turns, and the next one written is often still in cache.
-//   With parallelism 1 the positions keep the input's order.
+//   With parallelism 1 the positions keep the input's order. With
+//   autotune the tuner may admit more coroutines while it runs
+//   (engine/parallelism_gate.h).
 // - Deterministic mode (DataLoaderConfig.deterministic): receiving frames
 //   and claiming their slots is one turn the coroutines take in order, and
 //   batches go out in the order they were opened (engine/ordered_output.h):
@@ -129,7 +131,7 @@ class TensorGenerator final : public Stage {
   TensorGenerator(const StageContext& context,
                   const TensorGeneratorConfig& config, TensorExpander expander,
                   Channel<Frame>* input);
-  asio::awaitable<void> Build();
+  asio::awaitable<void> Build(int index);
   // Drops the frames whose input format is not ours (and, with v7_fields,
   // those without V7 fields), counting them.
   void DropOtherFormats(std::vector<Frame>& frames);
@@ -166,6 +168,7 @@ class TensorGenerator final : public Stage {
   // Deterministic mode: the batches in order, and the turn to receive and
   // claim (a token). Else nullptr.
   OrderedOutput<TypedBatch>* const ordered_;
+  ParallelismGate* const gate_;
   Channel<bool> receive_turn_;
   const std::shared_ptr<BatchBufferPool> buffers_;
   std::mutex fill_mu_;

@@ -205,6 +205,45 @@ TEST(ChannelTest, ReceiveSomeResumesSuspendedSenders) {
   EXPECT_EQ(items, expected);
 }
 
+TEST(ChannelTest, RaisingTheCapacityLetsSuspendedSendersIn) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 2);
+  runner.Spawn(SendRange(channel, 0, 6, /*close_after=*/false));
+  io.poll();
+  EXPECT_EQ(channel.Size(), 2u);  // the sender waits for room
+  EXPECT_EQ(channel.send_waits(), 1u);
+  channel.SetCapacity(8);
+  EXPECT_EQ(channel.capacity(), 8u);
+  io.restart();
+  io.poll();
+  EXPECT_EQ(channel.Size(), 6u);  // no receiver needed
+  // A cut drops nothing: the buffered items stay, sends wait below it.
+  channel.SetCapacity(0);
+  EXPECT_EQ(channel.capacity(), 1u);
+  int item = 6;
+  EXPECT_FALSE(channel.TrySend(item));
+  std::vector<int> items;
+  while (std::optional<int> got = channel.TryReceive()) items.push_back(*got);
+  EXPECT_EQ(items, std::vector<int>({0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(channel.TrySend(item));
+}
+
+TEST(ChannelTest, CountsReceiversThatWaitOnAnEmptyChannel) {
+  asio::io_context io;
+  CoroutineRunner runner(io);
+  IntChannel channel("output", 2);
+  runner.Spawn([&]() -> asio::awaitable<void> {
+    while (co_await channel.Receive()) {
+    }
+  });
+  io.poll();
+  EXPECT_EQ(channel.receive_waits(), 1u);
+  channel.Close();
+  runner.RunToCompletion();
+  EXPECT_EQ(channel.send_waits(), 0u);
+}
+
 TEST(ChannelTest, RoomAndTrySendSomeTakeWhatFitsAndLeaveTheRest) {
   asio::io_context io;
   CoroutineRunner runner(io);

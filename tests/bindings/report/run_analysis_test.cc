@@ -131,5 +131,29 @@ TEST(MemoryBudgetLineTest, NamesTheBudgetThePlanAndTheLoweredSettings) {
                         "20000"));
 }
 
+TEST(AutotuneLineTest, NamesTheStateAndTheRaisedSettings) {
+  DataLoaderMetricsProto metrics;
+  EXPECT_EQ(AutotuneLine(metrics), "");
+  AutotuneMetricsProto& tuner = *metrics.mutable_autotune();
+  AutotuneSettingProto& kept = *tuner.add_setting();
+  kept.set_stage("unpacker");
+  kept.set_setting("parallelism");
+  kept.set_configured(2);
+  kept.set_chosen(2);
+  EXPECT_EQ(AutotuneLine(metrics),
+            "autotune (tuning, 0 of 0 raises kept): nothing raised");
+  AutotuneSettingProto& raised = *tuner.add_setting();
+  raised.set_stage("unpacker");
+  raised.set_setting("output 'output' capacity");
+  raised.set_configured(1);
+  raised.set_chosen(64);
+  tuner.set_trials(4);
+  tuner.set_adjustments(3);
+  tuner.set_settled(true);
+  EXPECT_EQ(AutotuneLine(metrics),
+            "autotune (settled, 3 of 4 raises kept): unpacker output "
+            "'output' capacity 1 -> 64");
+}
+
 }  // namespace
 }  // namespace sluice::report

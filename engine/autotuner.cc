@@ -1,0 +1,174 @@
+#include "engine/autotuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sluice {
+
+Autotuner::Autotuner(std::vector<TunedSetting> settings, Options options)
+    : settings_(std::move(settings)),
+      options_(options),
+      rejected_(settings_.size(), false),
+      headroom_bytes_(options.headroom_bytes) {
+  if (settings_.empty()) phase_ = Phase::kSettled;
+}
+
+std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
+  if (settings_.empty()) return {};
+  if (phase_ == Phase::kSettled) {
+    // A setting that was not rejected may come under pressure later (the
+    // load moved): measure a fresh baseline, then try it.
+    if (!HasCandidate(sample)) return {};
+    phase_ = Phase::kBaseline;
+    ticks_ = 0;
+    rates_.clear();
+  }
+  if (sample.progress == 0 || sample.seconds <= 0) {
+    // Nothing to measure: start this measurement again.
+    ticks_ = 0;
+    rates_.clear();
+    return {};
+  }
+  ++ticks_;
+  if (ticks_ > options_.warmup_ticks) {
+    rates_.push_back(static_cast<double>(sample.progress) / sample.seconds);
+  }
+  if (ticks_ < options_.warmup_ticks + options_.measure_ticks) return {};
+  const Measurement measured = Measure(rates_);
+  ticks_ = 0;
+  rates_.clear();
+  std::vector<Change> changes;
+  if (phase_ == Phase::kTrial) {
+    // The growth must exceed the measurements' noise: twice the standard
+    // error of the difference of the two means.
+    const double noise =
+        2 * std::sqrt(baseline_.variance_of_mean + measured.variance_of_mean) /
+        std::max(baseline_.rate, 1e-9);
+    if (measured.rate >=
+        baseline_.rate * (1 + std::max(options_.min_gain, noise))) {
+      baseline_ = measured;
+      ++adjustments_;
+      std::fill(rejected_.begin(), rejected_.end(), false);
+    } else {
+      for (const auto& [index, from] : trial_) {
+        TunedSetting& setting = settings_[index];
+        headroom_bytes_ += (setting.value - from) * setting.bytes_each;
+        setting.value = from;
+        rejected_[index] = true;
+        changes.push_back({index, setting.value});
+      }
+    }
+  } else {
+    baseline_ = measured;
+  }
+  std::vector<Change> next = StartTrial(sample);
+  changes.insert(changes.end(), next.begin(), next.end());
+  return changes;
+}
+
+Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
+  Measurement measured;
+  if (rates.empty()) return measured;
+  for (double rate : rates) measured.rate += rate;
+  measured.rate /= static_cast<double>(rates.size());
+  if (rates.size() > 1) {
+    double squares = 0;
+    for (double rate : rates) {
+      squares += (rate - measured.rate) * (rate - measured.rate);
+    }
+    const double n = static_cast<double>(rates.size());
+    measured.variance_of_mean = squares / (n - 1) / n;
+  }
+  return measured;
+}
+
+uint64_t Autotuner::RaisedValue(size_t index) const {
+  const TunedSetting& setting = settings_[index];
+  uint64_t raised =
+      setting.is_parallelism
+          ? setting.value + 1
+          : std::max<uint64_t>(setting.value * 4, setting.value + 1);
+  raised = std::min(raised, setting.max);
+  if (setting.bytes_each > 0) {
+    const uint64_t affordable =
+        setting.value + headroom_bytes_ / setting.bytes_each;
+    raised = std::min(raised, affordable);
+  }
+  return raised;
+}
+
+size_t Autotuner::BestCandidate(const AutotuneSample& sample) const {
+  size_t best = settings_.size();
+  double best_pressure = 1;
+  for (size_t i = 0; i < settings_.size(); ++i) {
+    if (rejected_[i] || i >= sample.pressure.size()) continue;
+    if (RaisedValue(i) <= settings_[i].value) continue;
+    if (settings_[i].is_parallelism && sample.busy_cores >= options_.cores) {
+      continue;
+    }
+    if (sample.pressure[i] >= best_pressure) {
+      best = i;
+      best_pressure = sample.pressure[i];
+    }
+  }
+  return best;
+}
+
+bool Autotuner::HasCandidate(const AutotuneSample& sample) const {
+  return BestCandidate(sample) < settings_.size();
+}
+
+std::vector<Autotuner::Change> Autotuner::StartTrial(
+    const AutotuneSample& sample) {
+  const size_t best = BestCandidate(sample);
+  if (best == settings_.size()) {
+    phase_ = Phase::kSettled;
+    return {};
+  }
+  // Capacities are raised together: channels too small in a row each
+  // hold the others back, so one alone may gain nothing.
+  std::vector<size_t> raise = {best};
+  if (!settings_[best].is_parallelism) {
+    for (size_t i = 0; i < settings_.size(); ++i) {
+      if (i != best && !settings_[i].is_parallelism && !rejected_[i] &&
+          i < sample.pressure.size() && sample.pressure[i] >= 1 &&
+          RaisedValue(i) > settings_[i].value) {
+        raise.push_back(i);
+      }
+    }
+  }
+  trial_.clear();
+  std::vector<Change> changes;
+  for (size_t index : raise) {
+    TunedSetting& setting = settings_[index];
+    const uint64_t raised = RaisedValue(index);
+    if (raised <= setting.value) continue;  // the headroom ran out
+    trial_.emplace_back(index, setting.value);
+    headroom_bytes_ -= (raised - setting.value) * setting.bytes_each;
+    setting.value = raised;
+    changes.push_back({index, raised});
+  }
+  phase_ = Phase::kTrial;
+  ++trials_;
+  return changes;
+}
+
+AutotuneMetricsProto Autotuner::Metrics() const {
+  AutotuneMetricsProto metrics;
+  for (const TunedSetting& setting : settings_) {
+    AutotuneSettingProto* out = metrics.add_setting();
+    out->set_stage(setting.stage);
+    out->set_setting(setting.setting);
+    out->set_configured(setting.configured);
+    out->set_chosen(setting.value);
+    out->set_max(setting.max);
+  }
+  metrics.set_trials(trials_);
+  metrics.set_adjustments(adjustments_);
+  metrics.set_settled(settled());
+  metrics.set_items_per_second(baseline_.rate);
+  return metrics;
+}
+
+}  // namespace sluice

@@ -1,0 +1,151 @@
+// Autotuner: the decisions of DataLoaderConfig.autotune, apart from the
+// pipeline that measures and applies them (engine/pipeline_autotune.cc), so
+// that they can be tested on synthetic loads.
+//
+//   Autotuner tuner(settings, {.cores = 2});
+//   every tick (a fixed period; the pipeline uses kAutotuneTick):
+//     for (const Autotuner::Change& change : tuner.Tick(sample)) apply it;
+//
+// How it decides (a hill climb with one trial at a time):
+// - It measures the pipeline's rate over `measure_ticks` ticks after
+//   `warmup_ticks`: the baseline. The rate is the items all channels pass
+//   per second, which in steady state is proportional to the output's rate
+//   whatever the batch size (a batch every few seconds would measure
+//   nothing in a quarter second; the items that make it up do).
+// - It then raises the one setting with the highest pressure (the pipeline's
+//   measure of "more would help": a stage whose active workers are busy, a
+//   channel whose senders and receivers both keep suspending), among those
+//   below their max, not rejected, fitting the memory headroom, and for
+//   parallelism while the stages' busy cores are below `cores`:
+//   parallelism by one; or, when that setting is a capacity, every capacity
+//   under pressure four times at once (small channels in a row each hold
+//   the others back: one alone may gain nothing). Such a group is one trial.
+// - After the same warm-up and measurement, it keeps the raise when the
+//   rate grew by at least `min_gain` and by more than the noise (twice the
+//   standard error of the difference of the two means, from the spread of
+//   the ticks' rates: a co-runner taking the cores at random makes
+//   growth by chance likely): the new baseline. Otherwise it puts the
+//   setting back and rejects it until some other raise is kept.
+// - With no candidate it is settled and changes nothing; should a setting
+//   that was not rejected come under pressure later (the load moved), it
+//   measures a new baseline and tries it.
+//
+// Promises: a setting never goes below its configured value, nor above its
+// max, nor the memory headroom; it only goes back down to undo its own
+// rejected trial. Every kept raise moves a bounded setting up, and between
+// two kept raises each setting is tried at most once, so the number of
+// trials is bounded whatever the noise: the tuner settles for good after a
+// bounded number of changes, no oscillation.
+// Ticks in which nothing moved (a paused consumer) are not measured: they
+// restart the current measurement.
+#ifndef SLUICE_ENGINE_AUTOTUNER_H_
+#define SLUICE_ENGINE_AUTOTUNER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/data_loader_metrics.pb.h"
+
+namespace sluice {
+
+// The period on which the pipeline measures and feeds the tuner.
+inline constexpr std::chrono::milliseconds kAutotuneTick{250};
+
+// One setting the tuner may raise.
+struct TunedSetting {
+  std::string stage;
+  // "parallelism", or "output 'NAME' capacity".
+  std::string setting;
+  bool is_parallelism = false;
+  uint64_t configured = 1;
+  uint64_t value = 1;  // the current choice
+  uint64_t max = 1;
+  // Modelled memory of one unit (engine/memory_model.h); 0 when unknown.
+  uint64_t bytes_each = 0;
+};
+
+// What the pipeline measured over one tick.
+struct AutotuneSample {
+  double seconds = 0;
+  // Items every channel of the pipeline passed on during the tick, summed.
+  uint64_t progress = 0;
+  // Per setting, in the tuner's order: at least 1 when a raise may help.
+  std::vector<double> pressure;
+  // Busy coroutine-seconds of every stage over `seconds`.
+  double busy_cores = 0;
+};
+
+class Autotuner {
+ public:
+  struct Options {
+    double cores = 1;  // the pipeline's worker threads
+    int warmup_ticks = 1;
+    int measure_ticks = 3;
+    // The least rate growth that keeps a raise (0.05: 5 %); more when the
+    // ticks' rates are noisy (see the file comment).
+    double min_gain = 0.05;
+    // Modelled bytes the tuner may add (the memory budget's headroom).
+    uint64_t headroom_bytes = std::numeric_limits<uint64_t>::max();
+  };
+
+  // A setting to apply: settings()[index] is now `value`.
+  struct Change {
+    size_t index;
+    uint64_t value;
+  };
+
+  Autotuner(std::vector<TunedSetting> settings, Options options);
+
+  // Takes one tick's measurements (pressure sized like settings(), or
+  // empty) and returns the settings to change now.
+  std::vector<Change> Tick(const AutotuneSample& sample);
+
+  const std::vector<TunedSetting>& settings() const { return settings_; }
+  // True while no trial is under way and no setting is under pressure.
+  bool settled() const { return phase_ == Phase::kSettled; }
+  // The settings, trials, kept raises, settled flag and kept rate.
+  AutotuneMetricsProto Metrics() const;
+
+ private:
+  enum class Phase { kBaseline, kTrial, kSettled };
+
+  // The setting a trial would raise now: the one under the most pressure
+  // (at least 1) that may be raised; settings_.size() when none.
+  size_t BestCandidate(const AutotuneSample& sample) const;
+  bool HasCandidate(const AutotuneSample& sample) const;
+  // Starts the next trial, or settles; returns the change it makes.
+  std::vector<Change> StartTrial(const AutotuneSample& sample);
+  // The value a raise of setting `index` moves to, within max and memory.
+  uint64_t RaisedValue(size_t index) const;
+
+  std::vector<TunedSetting> settings_;
+  const Options options_;
+  Phase phase_ = Phase::kBaseline;
+  // A measurement: the mean of its ticks' rates, and the variance of that
+  // mean (from the ticks' spread).
+  struct Measurement {
+    double rate = 0;
+    double variance_of_mean = 0;
+  };
+  static Measurement Measure(const std::vector<double>& rates);
+
+  // The current measurement: ticks seen, and the rates measured.
+  int ticks_ = 0;
+  std::vector<double> rates_;
+  Measurement baseline_;
+  // The trial under way: the settings raised and the values to go back to.
+  std::vector<std::pair<size_t, uint64_t>> trial_;
+  std::vector<bool> rejected_;
+  uint64_t headroom_bytes_;
+  uint64_t trials_ = 0;
+  uint64_t adjustments_ = 0;
+};
+
+}  // namespace sluice
+
+#endif  // SLUICE_ENGINE_AUTOTUNER_H_
