@@ -30,6 +30,7 @@
 #include "bench/audio_bench_data.h"
 #include "bench/lc0_bench_support.h"
 #include "engine/data_loader.h"
+#include "engine/stage_config_edit.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "stages/audio/default_pipeline.h"
@@ -68,18 +69,7 @@ DataLoaderConfig BadConfig(DataLoaderConfig config) {
         typed->GetReflection()->SetUInt32(typed, parallelism, 1);
       }
     }
-    bool found = false;
-    for (QueueConfig& output : *stage.mutable_output()) {
-      if (output.name() == "output") {
-        output.set_capacity(1);
-        found = true;
-      }
-    }
-    if (!found) {
-      QueueConfig* output = stage.add_output();
-      output->set_name("output");
-      output->set_capacity(1);
-    }
+    SetOutputCapacity(stage, "output", 1);
   }
   return config;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/stage_config_edit.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
@@ -117,15 +118,7 @@ uint64_t GetUnsigned(const Message& message, const FieldDescriptor* field) {
 
 absl::Status ApplySetting(const MemorySetting& setting, StageConfig& stage) {
   if (setting.knob == MemoryKnob::kCapacity) {
-    for (QueueConfig& output : *stage.mutable_output()) {
-      if (output.name() == setting.output) {
-        output.set_capacity(setting.to);
-        return absl::OkStatus();
-      }
-    }
-    QueueConfig& output = *stage.add_output();
-    output.set_name(setting.output);
-    output.set_capacity(setting.to);
+    SetOutputCapacity(stage, setting.output, setting.to);
     return absl::OkStatus();
   }
   Message* config = StageTypeMessage(stage);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/data_loader.h"
+#include "engine/stage_config_edit.h"
 #include "gtest/gtest.h"
 #include "stages/stage_factory.h"
 #include "tests/reliability/batch_hashes.h"
@@ -27,18 +28,7 @@ class AutotuneTest : public ::testing::TestWithParam<CheckpointWorkload> {
     config_ = GetParam().config(dir_.path(), Pass::kTrain);
     // Every output capacity 1 (the tuner's capacities start there).
     for (StageConfig& stage : *config_.mutable_stage()) {
-      bool found = false;
-      for (QueueConfig& output : *stage.mutable_output()) {
-        if (output.name() == "output") {
-          output.set_capacity(1);
-          found = true;
-        }
-      }
-      if (!found) {
-        QueueConfig* output = stage.add_output();
-        output->set_name("output");
-        output->set_capacity(1);
-      }
+      SetOutputCapacity(stage, "output", 1);
     }
   }
 
