@@ -1,30 +1,40 @@
 #include "io/internal/io_uring_backend.h"
 
 #include <liburing.h>
-#include <sys/eventfd.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "asio/defer.hpp"
-#include "asio/posix/stream_descriptor.hpp"
+#include "asio/executor_work_guard.hpp"
+#include "io/internal/reactor_watch.h"
 
 namespace sluice::io::internal {
 
-struct IoUringBackend::Ring {
-  explicit Ring(asio::io_context& io_context)
-      : io(io_context), event_descriptor(io_context) {}
-  ~Ring() {
+struct IoUringBackend::Ring final : ReactorWatch::Target,
+                                    std::enable_shared_from_this<Ring> {
+  explicit Ring(asio::io_context& io_context) : io(io_context) {}
+  ~Ring() override {
+    watch.reset();  // before the fd closes
     if (ready) io_uring_queue_exit(&ring);
   }
+  // Completions wait in the queue (lock-free: the kernel posts them, the
+  // reaper takes them under `mu`).
+  bool Ready() const override {
+    return __atomic_load_n(ring.cq.ktail, __ATOMIC_ACQUIRE) !=
+           __atomic_load_n(ring.cq.khead, __ATOMIC_ACQUIRE);
+  }
+  // The reaper (below).
+  void OnReady() override;
   asio::io_context& io;
   std::mutex mu;
   io_uring ring{};
@@ -34,14 +44,20 @@ struct IoUringBackend::Ring {
   unsigned depth = 0;
   unsigned in_ring = 0;        // reads and cancels not yet reaped
   unsigned reads_in_ring = 0;  // of which reads (at most depth)
+  uint64_t reads_reaped = 0;   // ever
   unsigned unsubmitted = 0;    // prepared, not yet submitted
   bool flush_scheduled = false;
-  // The eventfd is watched only while requests are in flight, so an idle
-  // reader keeps no work pending on the io_context.
+  // Work of the io_context while anything is in the ring (the watch itself
+  // is not work): run() returns once the ring is idle, whoever reaped it.
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
+      busy;
+  // The reaper waits in the reactor (the watch armed). It may stay armed
+  // after a submitting thread reaped the last completions; the next
+  // completion then wakes it.
   bool reaper_armed = false;
   bool shut_down = false;
   std::deque<ReadOp*> waiting;  // beyond the ring's depth
-  asio::posix::stream_descriptor event_descriptor;
+  std::unique_ptr<ReactorWatch> watch;
 };
 
 namespace {
@@ -51,6 +67,16 @@ using Ring = IoUringBackend::Ring;
 // The user_data of the ring's own requests (cancels), which are no ReadOp.
 char cancel_tag;
 void* const kCancelTag = &cancel_tag;
+
+// One more request in the ring.
+void AddInRingLocked(Ring& ring) {
+  if (ring.in_ring++ == 0) ring.busy.emplace(ring.io.get_executor());
+}
+
+// One request less in the ring.
+void RemoveInRingLocked(Ring& ring) {
+  if (--ring.in_ring == 0) ring.busy.reset();
+}
 
 void SubmitLocked(Ring& ring) {
   if (ring.unsubmitted == 0) return;
@@ -83,7 +109,7 @@ void PrepareLocked(Ring& ring, ReadOp* op) {
   }
   if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data(sqe, op);
-  ++ring.in_ring;
+  AddInRingLocked(ring);
   ++ring.reads_in_ring;
   ++ring.unsubmitted;
 }
@@ -95,27 +121,47 @@ void PrepareCancelLocked(Ring& ring, void* target, int flags) {
   if (sqe == nullptr) return;  // the read will finish on its own
   io_uring_prep_cancel(sqe, target, flags);
   io_uring_sqe_set_data(sqe, kCancelTag);
-  ++ring.in_ring;
+  AddInRingLocked(ring);
   ++ring.unsubmitted;
 }
 
-void FinishCqeLocked(Ring& ring, const io_uring_cqe& cqe) {
-  --ring.in_ring;
+// Takes one completion off the ring's books; returns its read, or null for
+// a cancel request.
+ReadOp* TakeCqeLocked(Ring& ring, const io_uring_cqe& cqe) {
+  RemoveInRingLocked(ring);
   void* data = io_uring_cqe_get_data(&cqe);
-  if (data == kCancelTag) return;
+  if (data == kCancelTag) return nullptr;
   --ring.reads_in_ring;
-  static_cast<ReadOp*>(data)->Finish(cqe.res);
+  ++ring.reads_reaped;
+  return static_cast<ReadOp*>(data);
 }
 
-// Finishes every read the completion queue holds; returns how many
-// entries it took.
-unsigned ReapLocked(Ring& ring) {
+void FinishCqeLocked(Ring& ring, const io_uring_cqe& cqe) {
+  if (ReadOp* op = TakeCqeLocked(ring, cqe)) op->Finish(cqe.res);
+}
+
+// A read reaped but not yet finished: the reaper finishes one after
+// unlocking, so that its coroutine may resume on the reaper's own turn.
+struct HeldRead {
+  ReadOp* op = nullptr;
+  int result = 0;
+};
+
+// Finishes every read the completion queue holds (but the first, when
+// `held` is given: it is stored there); returns how many entries it took.
+unsigned ReapLocked(Ring& ring, HeldRead* held = nullptr) {
   unsigned head;
   unsigned seen = 0;
   io_uring_cqe* cqe;
   io_uring_for_each_cqe(&ring.ring, head, cqe) {
-    FinishCqeLocked(ring, *cqe);
     ++seen;
+    ReadOp* op = TakeCqeLocked(ring, *cqe);
+    if (op == nullptr) continue;
+    if (held != nullptr && held->op == nullptr) {
+      *held = {op, cqe->res};
+    } else {
+      op->Finish(cqe->res);
+    }
   }
   if (seen > 0) io_uring_cq_advance(&ring.ring, seen);
   return seen;
@@ -140,33 +186,42 @@ void SubmitAndReapLocked(Ring& ring) {
   }
 }
 
-void ArmReaperLocked(const std::shared_ptr<Ring>& ring);
-
-// The reaper: runs on the io_context when the eventfd signals.
-void Reap(const std::shared_ptr<Ring>& ring) {
-  std::lock_guard lock(ring->mu);
-  ring->reaper_armed = false;
-  if (ring->shut_down) return;
-  uint64_t counter;
-  // One read resets the counter; later signals make it readable again.
-  (void)::read(ring->event_descriptor.native_handle(), &counter,
-               sizeof(counter));
-  ReapLocked(*ring);
-  RefillLocked(*ring);
-  SubmitAndReapLocked(*ring);
-  ArmReaperLocked(ring);
+// Watches the ring while anything is in flight.
+void ArmReaperLocked(Ring& ring) {
+  if (ring.reaper_armed || ring.shut_down || ring.in_ring == 0) return;
+  ring.reaper_armed = true;
+  ring.watch->Arm(ring.shared_from_this());
 }
 
-// Watches the eventfd while anything is in flight.
-void ArmReaperLocked(const std::shared_ptr<Ring>& ring) {
-  if (ring->reaper_armed || ring->shut_down || ring->in_ring == 0) return;
-  ring->reaper_armed = true;
-  ring->event_descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
-                                    [ring](const asio::error_code& error) {
-                                      if (error) return;
-                                      Reap(ring);
-                                    });
+}  // namespace
+
+// The reaper: runs on the io_context when the ring has completions. When
+// it finishes a single read, that read's coroutine resumes right here, in
+// the reaper's own handler (no further turn of the loop). When it finishes
+// several, all resume on later turns: what a handler defers waits until
+// the handler returns, so one coroutine run inline would hold the others
+// back from the executor's other threads.
+void IoUringBackend::Ring::OnReady() {
+  HeldRead held;
+  bool alone = false;
+  {
+    std::lock_guard lock(mu);
+    reaper_armed = false;
+    if (shut_down) return;
+    const uint64_t reaped_before = reads_reaped;
+    ReapLocked(*this, &held);
+    RefillLocked(*this);
+    SubmitAndReapLocked(*this);
+    ArmReaperLocked(*this);
+    alone = reads_reaped - reaped_before == 1;
+  }
+  if (held.op != nullptr) {
+    held.op->Finish(held.result, alone ? ReadOp::Resume::kMayRunInline
+                                       : ReadOp::Resume::kLater);
+  }
 }
+
+namespace {
 
 // Submits a busy ring's prepared reads at the end of the executor turn.
 void ScheduleFlushLocked(const std::shared_ptr<Ring>& ring) {
@@ -177,7 +232,7 @@ void ScheduleFlushLocked(const std::shared_ptr<Ring>& ring) {
     ring->flush_scheduled = false;
     if (ring->shut_down) return;
     SubmitAndReapLocked(*ring);
-    ArmReaperLocked(ring);
+    ArmReaperLocked(*ring);
   });
 }
 
@@ -214,17 +269,13 @@ std::unique_ptr<IoUringBackend> IoUringBackend::Create(asio::io_context& io,
     }
     state->ready = true;
     state->depth = depth;
-    const int event_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (event_fd < 0) {
-      *error = absl::StrCat("eventfd: ", std::strerror(errno));
+    absl::StatusOr<std::unique_ptr<ReactorWatch>> watch =
+        ReactorWatch::Create(io, state->ring.ring_fd);
+    if (!watch.ok()) {
+      *error = std::string(watch.status().message());
       return nullptr;
     }
-    state->event_descriptor.assign(event_fd);
-    rc = io_uring_register_eventfd(&state->ring, event_fd);
-    if (rc < 0) {
-      *error = absl::StrCat("io_uring_register_eventfd: ", std::strerror(-rc));
-      return nullptr;
-    }
+    state->watch = *std::move(watch);
     // Sparse tables (kernel 5.19+): slots filled as buffers and files are
     // registered. Without them, reads simply do not use registrations.
     state->buffer_table =
@@ -274,8 +325,8 @@ IoUringBackend::~IoUringBackend() {
       FinishCqeLocked(*ring, *cqe);
       io_uring_cqe_seen(&ring->ring, cqe);
     }
-    asio::error_code ignored;
-    ring->event_descriptor.close(ignored);
+    ring->busy.reset();  // even if the wait failed
+    ring->watch.reset();
   }
 }
 
@@ -306,7 +357,7 @@ void IoUringBackend::Submit(std::span<ReadOp* const> ops) {
   } else {
     ScheduleFlushLocked(ring);
   }
-  ArmReaperLocked(ring);
+  ArmReaperLocked(*ring);
 }
 
 void IoUringBackend::Cancel(std::span<ReadOp* const> ops) {
@@ -324,7 +375,7 @@ void IoUringBackend::Cancel(std::span<ReadOp* const> ops) {
       }
     }
     SubmitAndReapLocked(*ring);
-    ArmReaperLocked(ring);
+    ArmReaperLocked(*ring);
   }
 }
 

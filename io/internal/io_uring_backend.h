@@ -1,20 +1,30 @@
 // IoUringBackend: io::AsyncFileReader's reads through io_uring rings
-// driven by liburing, each with an eventfd that the io_context watches.
+// driven by liburing, each ring's fd watched by the io_context's reactor.
 //
 // How a read completes:
 // - Submitted to an idle ring (no read in flight in it), it is submitted at
 //   once on the calling thread; a read the kernel serves while submitting
 //   (the page cache holds it) is reaped right away, before Submit returns:
-//   one io_uring_enter, no eventfd, no epoll, no other thread.
+//   one io_uring_enter, no epoll, no other thread.
 // - Submitted to a busy ring, it is prepared and submitted with the others
 //   of the same executor turn (one io_uring_enter for all), and again
 //   reaped at once if the kernel served it then.
-// - A read that waits for the disk completes later: the kernel signals the
-//   ring's eventfd (also for completions run as task work on the
-//   submitting thread, which is why the eventfd is not the async-only
-//   kind), the io_context's reactor runs the reaper, which finishes it.
+// - A read that waits for the disk completes later: the ring's fd turns
+//   readable, the reactor's epoll_wait returns it, and the reaper (a
+//   ReactorWatch operation, io/internal/reactor_watch.h: registered once,
+//   re-armed without a system call) reaps the ring. The first read it
+//   reaps resumes its coroutine inside the reaper's own handler; the
+//   others are deferred to later turns. A waiting read so costs one
+//   io_uring_enter and two epoll_wait: its completion runs as task work of
+//   the submitting thread, which interrupts that thread's epoll_wait
+//   (EINTR) before the completion is posted and the next epoll_wait
+//   returns it. fio, which has nothing else to wait for, waits in
+//   io_uring_enter itself.
 // - Beyond `depth` reads in a ring, reads wait in submission order and go
 //   in as earlier ones are reaped.
+// - Work: a ring with requests in it holds work of the io_context (run()
+//   does not return); an idle ring holds none, even while the reaper stays
+//   armed.
 // - Cancel: a read still waiting finishes with -ECANCELED at once; one in
 //   the ring gets an IORING_OP_ASYNC_CANCEL and finishes when the kernel
 //   lets go of its buffer (-ECANCELED, or its result if it won the race).
@@ -28,10 +38,9 @@
 // kernel, and a thread asleep, e.g. in the reactor's epoll_wait, is still
 // woken for it) and IORING_SETUP_SUBMIT_ALL (one bad read does not hold
 // back the others of a submission). Not used: DEFER_TASKRUN, which needs a
-// single submitting thread per ring; a registered ring fd, which is valid
-// only in the thread that registered it (and measured no gain beyond noise
-// on 64 KiB reads); the async-only eventfd, which stays silent for the
-// task-work completions of cold and O_DIRECT reads.
+// single submitting thread per ring and a system call to post each batch
+// of completions; a registered ring fd, which is valid only in the thread
+// that registered it (and measured no gain beyond noise on 64 KiB reads).
 #ifndef SLUICE_IO_INTERNAL_IO_URING_BACKEND_H_
 #define SLUICE_IO_INTERNAL_IO_URING_BACKEND_H_
 

@@ -9,10 +9,12 @@
 //
 // Promises:
 // - A backend calls Finish(result) exactly once per op, from any thread;
-//   the waiter's coroutine resumes (on its own executor, never inline) once
-//   the last op of the waiter has finished, unless that happened before it
-//   suspended: then Wait() is not needed (done() is true) and nothing is
-//   posted.
+//   the waiter's coroutine resumes on its own executor once the last op of
+//   the waiter has finished, unless that happened before it suspended: then
+//   Wait() is not needed (done() is true) and nothing is posted. It resumes
+//   on a later turn of the executor, or, with Resume::kMayRunInline (a
+//   backend finishing from a handler of its own, holding no lock), inside
+//   Finish when Finish runs on that executor.
 // - Cancellation: while suspended in Wait(), an emitted cancellation (the
 //   coroutine's cancellation slot) asks the backend to cancel the waiter's
 //   ops; each still finishes exactly once (with -ECANCELED when it was
@@ -34,6 +36,7 @@
 #include "asio/awaitable.hpp"
 #include "asio/cancellation_type.hpp"
 #include "asio/defer.hpp"
+#include "asio/dispatch.hpp"
 #include "asio/use_awaitable.hpp"
 
 namespace sluice::io::internal {
@@ -62,8 +65,11 @@ struct ReadOp {
   unsigned delivered_lead = 0;
   unsigned delivered_cap = ~0u;
 
+  // How the waiter's coroutine may resume when this op is its last.
+  enum class Resume { kLater, kMayRunInline };
+
   // Stores `bytes_or_error` and tells the waiter (any thread, once).
-  inline void Finish(int bytes_or_error);
+  inline void Finish(int bytes_or_error, Resume resume = Resume::kLater);
 };
 
 // Cancels ops that a backend holds; see Backend::Cancel.
@@ -99,14 +105,14 @@ class ReadWaiter {
         asio::use_awaitable);
   }
 
-  // One op finished (any thread).
-  void OneFinished() {
+  // One op finished (any thread); `resume` as for ReadOp::Finish.
+  void OneFinished(ReadOp::Resume resume) {
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     // The last one: resume the coroutine if it parked. Nothing of `this`
     // is touched after the exchange unless the coroutine is parked (then it
     // cannot run, so neither can its frame go away, until posted).
     if (state_.exchange(kDone, std::memory_order_acq_rel) == kParked) {
-      Resume();
+      ResumeParked(resume);
     }
   }
 
@@ -136,17 +142,22 @@ class ReadWaiter {
     int expected = kRunning;
     if (!state_.compare_exchange_strong(expected, kParked,
                                         std::memory_order_acq_rel)) {
-      Resume();  // finished meanwhile, on another thread
+      ResumeParked(ReadOp::Resume::kLater);  // finished meanwhile elsewhere
     }
   }
 
-  // Posts the parked handler to its executor (which clears the
-  // cancellation slot as it resumes the coroutine).
-  void Resume() {
+  // Hands the parked handler to its executor (which clears the
+  // cancellation slot as it resumes the coroutine): deferred, or run here
+  // when allowed and this thread runs that executor.
+  void ResumeParked(ReadOp::Resume resume) {
     Handler handler = std::move(*handler_);
     handler_.reset();
     auto executor = asio::get_associated_executor(handler);
-    asio::defer(executor, std::move(handler));
+    if (resume == ReadOp::Resume::kMayRunInline) {
+      asio::dispatch(executor, std::move(handler));
+    } else {
+      asio::defer(executor, std::move(handler));
+    }
   }
 
   std::atomic<size_t> remaining_;
@@ -154,7 +165,7 @@ class ReadWaiter {
   std::optional<Handler> handler_;
 };
 
-void ReadOp::Finish(int bytes_or_error) {
+void ReadOp::Finish(int bytes_or_error, Resume resume) {
   result = bytes_or_error;
   if (delivered_bytes != nullptr && bytes_or_error > 0 &&
       static_cast<unsigned>(bytes_or_error) > delivered_lead) {
@@ -163,7 +174,7 @@ void ReadOp::Finish(int bytes_or_error) {
                  delivered_cap),
         std::memory_order_relaxed);
   }
-  waiter->OneFinished();
+  waiter->OneFinished(resume);
 }
 
 }  // namespace sluice::io::internal
