@@ -5,6 +5,12 @@
 #include <utility>
 
 namespace sluice {
+namespace {
+
+// The least capacity a raise moves a channel to.
+constexpr uint64_t kLeastRaisedCapacity = 16;
+
+}  // namespace
 
 Autotuner::Autotuner(std::vector<TunedSetting> settings, Options options)
     : settings_(std::move(settings)),
@@ -85,10 +91,13 @@ Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
 
 uint64_t Autotuner::RaisedValue(size_t index) const {
   const TunedSetting& setting = settings_[index];
+  // A capacity grows fourfold, and straight to kLeastRaisedCapacity from
+  // below: channels of one or a few items hand over at every item, and a
+  // small step gains too little to show above the noise.
   uint64_t raised =
       setting.is_parallelism
           ? setting.value + 1
-          : std::max<uint64_t>(setting.value * 4, setting.value + 1);
+          : std::max<uint64_t>(setting.value * 4, kLeastRaisedCapacity);
   raised = std::min(raised, setting.max);
   if (setting.bytes_each > 0) {
     const uint64_t affordable =
