@@ -56,6 +56,7 @@ std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
       baseline_ = measured;
       ++adjustments_;
       std::fill(rejected_.begin(), rejected_.end(), false);
+      tried_together_ = false;
     } else {
       for (const auto& [index, from] : trial_) {
         TunedSetting& setting = settings_[index];
@@ -128,10 +129,31 @@ bool Autotuner::HasCandidate(const AutotuneSample& sample) const {
   return BestCandidate(sample) < settings_.size();
 }
 
+std::vector<size_t> Autotuner::UnderPressure(
+    const AutotuneSample& sample) const {
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < settings_.size() && i < sample.pressure.size(); ++i) {
+    if (sample.pressure[i] < 1 || RaisedValue(i) <= settings_[i].value) {
+      continue;
+    }
+    if (settings_[i].is_parallelism && sample.busy_cores >= options_.cores) {
+      continue;
+    }
+    indices.push_back(i);
+  }
+  return indices;
+}
+
 std::vector<Autotuner::Change> Autotuner::StartTrial(
     const AutotuneSample& sample) {
   const size_t best = BestCandidate(sample);
   if (best == settings_.size()) {
+    // Every setting under pressure was rejected alone: once, all together.
+    const std::vector<size_t> together = UnderPressure(sample);
+    if (!tried_together_ && together.size() > 1) {
+      tried_together_ = true;
+      return Raise(together);
+    }
     phase_ = Phase::kSettled;
     return {};
   }
@@ -139,17 +161,20 @@ std::vector<Autotuner::Change> Autotuner::StartTrial(
   // hold the others back, so one alone may gain nothing.
   std::vector<size_t> raise = {best};
   if (!settings_[best].is_parallelism) {
-    for (size_t i = 0; i < settings_.size(); ++i) {
-      if (i != best && !settings_[i].is_parallelism && !rejected_[i] &&
-          i < sample.pressure.size() && sample.pressure[i] >= 1 &&
-          RaisedValue(i) > settings_[i].value) {
+    for (size_t i : UnderPressure(sample)) {
+      if (i != best && !settings_[i].is_parallelism && !rejected_[i]) {
         raise.push_back(i);
       }
     }
   }
+  return Raise(raise);
+}
+
+std::vector<Autotuner::Change> Autotuner::Raise(
+    const std::vector<size_t>& indices) {
   trial_.clear();
   std::vector<Change> changes;
-  for (size_t index : raise) {
+  for (size_t index : indices) {
     TunedSetting& setting = settings_[index];
     const uint64_t raised = RaisedValue(index);
     if (raised <= setting.value) continue;  // the headroom ran out

@@ -27,6 +27,10 @@
 //   the ticks' rates: a co-runner taking the cores at random makes
 //   growth by chance likely): the new baseline. Otherwise it puts the
 //   setting back and rejects it until some other raise is kept.
+// - When every setting under pressure has been rejected alone, it raises
+//   them all together once (settings that hold each other back, e.g. a
+//   stage's workers and the one-item channels around it, gain nothing one
+//   at a time), kept or undone as any trial.
 // - With no candidate it is settled and changes nothing; should a setting
 //   that was not rejected come under pressure later (the load moved), it
 //   measures a new baseline and tries it.
@@ -34,9 +38,10 @@
 // Promises: a setting never goes below its configured value, nor above its
 // max, nor the memory headroom; it only goes back down to undo its own
 // rejected trial. Every kept raise moves a bounded setting up, and between
-// two kept raises each setting is tried at most once, so the number of
-// trials is bounded whatever the noise: the tuner settles for good after a
-// bounded number of changes, no oscillation.
+// two kept raises each setting is tried at most once alone and once with
+// the others, so the number of trials is bounded whatever the noise: the
+// tuner settles for good after a bounded number of changes, no
+// oscillation.
 // Ticks in which nothing moved (a paused consumer) are not measured: they
 // restart the current measurement.
 #ifndef SLUICE_ENGINE_AUTOTUNER_H_
@@ -121,6 +126,11 @@ class Autotuner {
   bool HasCandidate(const AutotuneSample& sample) const;
   // Starts the next trial, or settles; returns the change it makes.
   std::vector<Change> StartTrial(const AutotuneSample& sample);
+  // The settings under pressure that may be raised, rejected or not (for
+  // parallelism, while the cores are not full).
+  std::vector<size_t> UnderPressure(const AutotuneSample& sample) const;
+  // Raises `indices` (as far as the memory allows) as one trial.
+  std::vector<Change> Raise(const std::vector<size_t>& indices);
   // The value a raise of setting `index` moves to, within max and memory.
   uint64_t RaisedValue(size_t index) const;
 
@@ -142,6 +152,9 @@ class Autotuner {
   // The trial under way: the settings raised and the values to go back to.
   std::vector<std::pair<size_t, uint64_t>> trial_;
   std::vector<bool> rejected_;
+  // Since the last kept raise, the settings under pressure were raised
+  // together.
+  bool tried_together_ = false;
   uint64_t headroom_bytes_;
   uint64_t trials_ = 0;
   uint64_t adjustments_ = 0;

@@ -77,10 +77,11 @@ class SyntheticPipeline {
   std::mt19937_64 random_;
 };
 
-// The most trials: each of the 2 settings once between kept raises (7
-// worker steps, 5 capacity steps: 1, 16, 64, 256, 1024, 4096), and once more
-// after the last; 4 ticks each after a baseline of 4.
-constexpr int kMaxTrials = (7 + 5 + 1) * 2;
+// The most trials: each of the 2 settings once alone and once together
+// between kept raises (7 worker steps, 5 capacity steps: 1, 16, 64, 256,
+// 1024, 4096), and once more after the last; 4 ticks each after a baseline
+// of 4.
+constexpr int kMaxTrials = (7 + 5 + 1) * 3;
 constexpr int kSettleTicks = kMaxTrials * 4 + 4;
 
 struct Outcome {
@@ -205,6 +206,32 @@ TEST(AutotunerTest, TicksInWhichNothingMovesAreNotMeasured) {
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(tuner.Tick(idle).empty());
   EXPECT_FALSE(tuner.settled());
   EXPECT_EQ(tuner.Metrics().trials(), 0u);
+}
+
+// A stage whose workers wait on a channel of as many items as the workers
+// it can feed: a worker or a capacity raised alone gains nothing, both
+// together do. The tuner rejects each alone, then keeps them together and
+// climbs on.
+TEST(AutotunerTest, RaisesTogetherWhatGainsNothingAlone) {
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 8});
+  auto measure = [](const std::vector<TunedSetting>& settings) {
+    const uint64_t workers = settings[0].value;
+    const uint64_t capacity = settings[1].value;
+    AutotuneSample sample;
+    sample.seconds = 0.25;
+    sample.progress = 250 * std::min<uint64_t>({workers, capacity, 4});
+    sample.pressure = {workers < 4 ? 1.5 : 0.5, capacity < 4 ? 1.5 : 0.5};
+    sample.busy_cores = 0.5 * static_cast<double>(workers);
+    return sample;
+  };
+  for (int tick = 0; tick < 400 && !tuner.settled(); ++tick) {
+    tuner.Tick(measure(tuner.settings()));
+  }
+  ASSERT_TRUE(tuner.settled());
+  EXPECT_EQ(std::min<uint64_t>(
+                {tuner.settings()[0].value, tuner.settings()[1].value, 4}),
+            4u);
+  EXPECT_GE(tuner.Metrics().adjustments(), 1u);
 }
 
 TEST(AutotunerTest, NothingToTuneIsSettledAtOnce) {
