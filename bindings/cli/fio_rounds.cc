@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "bindings/cli/deadline_watchdog.h"
 
 namespace sluice::cli {
 
@@ -27,6 +28,16 @@ const std::vector<std::string>& FioCaseNames() {
                                                  "warm-default-path",
                                                  "cold-default-path"};
   return names;
+}
+
+absl::Duration FioCaseDeadline(const FioJob& job, uint64_t cold_bytes) {
+  constexpr double kSlowDiskBytesPerSecond = 4e6;
+  const absl::Duration timed =
+      job.cache == FioCache::kCold
+          ? absl::Seconds(static_cast<double>(cold_bytes) /
+                          kSlowDiskBytesPerSecond)
+          : absl::Seconds(job.seconds);
+  return timed + absl::Minutes(1);
 }
 
 std::vector<FioCase> FioCases(const FioCaseSettings& settings) {
@@ -56,7 +67,10 @@ std::vector<FioCase> FioCases(const FioCaseSettings& settings) {
       job.cache = cache;
       job.registered = registered;
       job.sluice_default_path = default_path;
-      cases.push_back({std::move(job), std::move(label)});
+      const absl::Duration deadline = FioCaseDeadline(
+          job, static_cast<uint64_t>(cold_passes) *
+                   (cold_region > 0 ? cold_region : settings.file_bytes));
+      cases.push_back({std::move(job), std::move(label), deadline});
     };
     if (settings.cold) add(FioCache::kCold, false, false, "cold");
     add(FioCache::kWarm, false, false, "warm");
@@ -84,9 +98,17 @@ FioComparison CompareWithFio(const std::vector<FioCase>& cases, int rounds) {
       const bool fio_first = (round + c) % 2 == 0;
       absl::StatusOr<double> fio;
       absl::StatusOr<double> ours;
-      if (fio_first) fio = RunFio(cases[c].job);
-      ours = RunSluice(cases[c].job);
-      if (!fio_first) fio = RunFio(cases[c].job);
+      const auto run = [&](const char* tool, auto measure) {
+        const DeadlineWatchdog watchdog(
+            absl::StrCat("bench io --compare-fio: case '", cases[c].label,
+                         "' (", cases[c].job.block_bytes, " B blocks) by ",
+                         tool),
+            cases[c].deadline);
+        return measure(cases[c].job);
+      };
+      if (fio_first) fio = run("fio", RunFio);
+      ours = run("sluice", RunSluice);
+      if (!fio_first) fio = run("fio", RunFio);
       if (!fio.ok() || !ours.ok()) {
         const absl::Status& failed = fio.ok() ? ours.status() : fio.status();
         comparison.error =

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "bindings/cli/fio_comparison.h"
 
 namespace sluice::cli {
@@ -19,6 +20,10 @@ struct FioCase {
   FioJob job;
   // One of FioCaseNames().
   std::string label;
+  // The longest either tool may take for one run of it: CompareWithFio
+  // ends the process naming the case and the tool past that (a reader that
+  // hangs must not hold the comparison without a word).
+  absl::Duration deadline = absl::Minutes(2);
 };
 
 // The median, smallest and largest of a case's rounds.
@@ -58,6 +63,10 @@ struct FioCaseSettings {
 // "cold-default-path" (sluice copies what the page cache holds at once).
 const std::vector<std::string>& FioCaseNames();
 
+// How long one run of `job` may take: a minute beyond its timed seconds
+// or, for a cold job, beyond its `cold_bytes` at 4 MB/s (a slow disk).
+absl::Duration FioCaseDeadline(const FioJob& job, uint64_t cold_bytes);
+
 // The cases for `settings`: 1 MiB blocks at the queue depth and 64 KiB
 // blocks at depth 1, each cold, warm, direct, warm and direct with
 // registered buffers, and warm and cold through sluice's default path;
@@ -65,7 +74,8 @@ const std::vector<std::string>& FioCaseNames();
 std::vector<FioCase> FioCases(const FioCaseSettings& settings);
 
 // Runs every case `rounds` times. Stops at the first error of either tool
-// (returned with the results so far).
+// (returned with the results so far); a run past its case's deadline ends
+// the process (DeadlineWatchdog).
 struct FioComparison {
   std::vector<FioCaseResult> results;
   std::string error;

@@ -135,6 +135,26 @@ TEST(FioCasesTest, EveryCaseAtBothBlockSizesUnlessRuledOut) {
   EXPECT_THAT(CaseLabels(FioCases(settings)), ElementsAre("64K/1/warm"));
 }
 
+// Each case may take its timed seconds, or its cold bytes at a slow
+// disk's rate, and a minute more; past that the comparison stops.
+TEST(FioCasesTest, EachCaseHasADeadlineBeyondItsExpectedTime) {
+  FioCaseSettings settings{.path = "/f",
+                           .file_bytes = uint64_t{2} << 30,
+                           .seconds = 3,
+                           .only = {"cold", "warm"}};
+  const std::vector<FioCase> cases = FioCases(settings);
+  ASSERT_EQ(cases.size(), 4u);
+  for (const FioCase& c : cases) {
+    if (c.label == "cold") {
+      // One pass over the first GiB at 4 MB/s, and a minute.
+      EXPECT_EQ(c.deadline,
+                absl::Seconds((uint64_t{1} << 30) / 4e6) + absl::Minutes(1));
+    } else {
+      EXPECT_EQ(c.deadline, absl::Seconds(3) + absl::Minutes(1));
+    }
+  }
+}
+
 // fio itself accepts the command lines built for every kind of case, and
 // both tools read the file.
 TEST(RunFioTest, FioAndSluiceMeasureTheSameFile) {
