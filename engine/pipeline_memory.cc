@@ -11,6 +11,33 @@
 #include "engine/worker_placement.h"
 
 namespace sluice {
+namespace {
+
+// In deterministic mode the batches must not depend on the machine: a
+// reservoir the plan lowers is sized from a model whose engine base counts
+// the worker threads, so with worker_threads 0 (the CPUs) it is refused.
+absl::Status CheckPlanIsMachineFree(const DataLoaderConfig& options,
+                                    unsigned threads, const MemoryPlan& plan) {
+  if (!options.deterministic() || options.worker_threads() > 0) {
+    return absl::OkStatus();
+  }
+  for (const MemorySetting& setting : plan.settings) {
+    if (setting.knob != MemoryKnob::kReservoir || setting.to >= setting.from) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DataLoaderConfig: deterministic with memory_budget_bytes ",
+        plan.budget_bytes, " lowers stage '", setting.stage, "' ",
+        setting.setting_name, " from ", setting.from, " to ", setting.to,
+        ", and with field 'worker_threads' 0 that size would depend on the "
+        "machine's CPUs (",
+        threads, " here), and the batches with it; set worker_threads (e.g. ",
+        threads, "), or a budget that lowers no reservoir"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status Pipeline::AddStagesAndOutputs(const DataLoaderConfig& config) {
   consumer_types_ = ConsumerTypes(config);
@@ -46,6 +73,7 @@ absl::Status Pipeline::FitMemoryBudget(const DataLoaderConfig& config) {
       PlanMemory(BuildMemoryModel(), config.memory_budget_bytes()));
   memory_plan_ = plan.ToProto();
   if (!plan.ChangesSomething()) return absl::OkStatus();
+  SLUICE_RETURN_IF_ERROR(CheckPlanIsMachineFree(options_, Threads(), plan));
   DataLoaderConfig planned = config;
   SLUICE_RETURN_IF_ERROR(ApplyMemoryPlan(plan, &planned));
   outputs_.clear();

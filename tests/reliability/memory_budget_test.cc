@@ -4,7 +4,8 @@
 // minimum or in between runs with every planned setting reported in the
 // metrics and the planned model within the budget, a budget the settings
 // fit changes nothing (the same batches), and a planned deterministic
-// pipeline is as deterministic as any.
+// pipeline is as deterministic as any, and refuses a plan that would make
+// its batches depend on the machine's CPUs.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ namespace {
 
 using ::sluice::testing::CheckpointWorkload;
 using ::sluice::testing::Pass;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // The plan of `config` for its budget (nothing started), or the error of
@@ -53,6 +55,8 @@ class MemoryBudgetTest : public ::testing::TestWithParam<CheckpointWorkload> {
   void SetUp() override {
     GetParam().write(dir_.path());
     config_ = GetParam().config(dir_.path(), Pass::kTrain);
+    // Deterministic: a plan that lowers the reservoir needs them given.
+    config_.set_worker_threads(2);
     DataLoaderConfig unlimited = config_;
     unlimited.set_memory_budget_bytes(uint64_t{1} << 50);
     absl::StatusOr<MemoryBudgetMetricsProto> plan = PlanOf(unlimited);
@@ -161,6 +165,34 @@ TEST_P(MemoryBudgetTest, APlannedDeterministicPipelineStaysDeterministic) {
   const std::vector<uint64_t> first = BatchHashes(config, 6);
   ASSERT_EQ(first.size(), 6u);
   EXPECT_EQ(BatchHashes(config, 6), first);
+}
+
+// With worker_threads 0 (the machine's CPUs) the planned reservoir size,
+// and so a deterministic pipeline's batches, would depend on the machine:
+// refused naming both fields and the reservoir. A budget that lowers no
+// reservoir, or worker_threads given, is fine.
+TEST_P(MemoryBudgetTest,
+       ADeterministicPlanLoweringAReservoirNeedsWorkerThreads) {
+  DataLoaderConfig config = WithBudget(minimum_);
+  config.set_worker_threads(0);
+  const auto [stage, setting] = Reservoir();
+  absl::StatusOr<MemoryBudgetMetricsProto> refused = PlanOf(config);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
+  EXPECT_THAT(
+      refused.status().message(),
+      AllOf(HasSubstr("deterministic"), HasSubstr("memory_budget_bytes"),
+            HasSubstr("field 'worker_threads' 0"),
+            HasSubstr("stage '" + stage + "' " + setting)));
+  config.set_worker_threads(2);
+  EXPECT_TRUE(PlanOf(config).ok());
+  DataLoaderConfig unlowered = WithBudget(configured_);
+  unlowered.set_worker_threads(0);
+  EXPECT_TRUE(PlanOf(unlowered).ok());
+  unlowered = WithBudget(minimum_);
+  unlowered.set_worker_threads(0);
+  unlowered.set_deterministic(false);
+  EXPECT_TRUE(PlanOf(unlowered).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(
