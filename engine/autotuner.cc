@@ -9,6 +9,9 @@ namespace {
 
 // The least capacity a raise moves a channel to.
 constexpr uint64_t kLeastRaisedCapacity = 16;
+// Rounds of trials from one baseline to the next kept raise: each with its
+// own baseline, a joint trial and each setting under pressure alone once.
+constexpr int kRounds = 2;
 
 }  // namespace
 
@@ -18,32 +21,34 @@ Autotuner::Autotuner(std::vector<TunedSetting> settings, Options options)
       rejected_(settings_.size(), false),
       headroom_bytes_(options.headroom_bytes) {
   if (settings_.empty()) phase_ = Phase::kSettled;
+  RestartMeasurement();
 }
 
 std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
   if (settings_.empty()) return {};
   if (phase_ == Phase::kSettled) {
     // A setting that was not rejected may come under pressure later (the
-    // load moved): measure a fresh baseline, then try it.
+    // load moved): measure a fresh baseline, then try it, in one round.
     if (!HasCandidate(sample)) return {};
     phase_ = Phase::kBaseline;
-    ticks_ = 0;
-    rates_.clear();
+    round_ = kRounds;
+    strict_ = true;
+    RestartMeasurement();
   }
   if (sample.progress == 0 || sample.seconds <= 0) {
     // Nothing to measure: start this measurement again.
-    ticks_ = 0;
-    rates_.clear();
+    RestartMeasurement();
     return {};
   }
   ++ticks_;
   if (ticks_ > options_.warmup_ticks) {
     rates_.push_back(static_cast<double>(sample.progress) / sample.seconds);
+    AddToMean(sample);
   }
   if (ticks_ < options_.warmup_ticks + options_.measure_ticks) return {};
   const Measurement measured = Measure(rates_);
-  ticks_ = 0;
-  rates_.clear();
+  const AutotuneSample mean = MeanSample();
+  RestartMeasurement();
   std::vector<Change> changes;
   if (phase_ == Phase::kTrial) {
     // The growth must exceed the measurements' noise: twice the standard
@@ -51,27 +56,60 @@ std::vector<Autotuner::Change> Autotuner::Tick(const AutotuneSample& sample) {
     const double noise =
         2 * std::sqrt(baseline_.variance_of_mean + measured.variance_of_mean) /
         std::max(baseline_.rate, 1e-9);
-    if (measured.rate >=
-        baseline_.rate * (1 + std::max(options_.min_gain, noise))) {
+    // Once settled, chance blips of pressure start trials all through a
+    // long run: a raise then needs twice the gain and twice the margin
+    // over the noise, or chance would keep some.
+    const double bar = strict_ ? std::max(2 * options_.min_gain, 2 * noise)
+                               : std::max(options_.min_gain, noise);
+    if (measured.rate >= baseline_.rate * (1 + bar)) {
       baseline_ = measured;
       ++adjustments_;
-      std::fill(rejected_.begin(), rejected_.end(), false);
-      tried_together_ = false;
+      StartRound(1);
     } else {
       for (const auto& [index, from] : trial_) {
         TunedSetting& setting = settings_[index];
         headroom_bytes_ += (setting.value - from) * setting.bytes_each;
         setting.value = from;
-        rejected_[index] = true;
+        // A joint trial rejects no setting alone: each is tried next.
+        if (!trial_together_) rejected_[index] = true;
         changes.push_back({index, setting.value});
       }
     }
   } else {
     baseline_ = measured;
   }
-  std::vector<Change> next = StartTrial(sample);
+  std::vector<Change> next = StartTrial(mean);
   changes.insert(changes.end(), next.begin(), next.end());
   return changes;
+}
+
+void Autotuner::StartRound(int round) {
+  round_ = round;
+  std::fill(rejected_.begin(), rejected_.end(), false);
+  tried_together_ = false;
+  joint_trial_.clear();
+}
+
+void Autotuner::RestartMeasurement() {
+  ticks_ = 0;
+  rates_.clear();
+  pressure_sum_.assign(settings_.size(), 0);
+  busy_cores_sum_ = 0;
+}
+
+void Autotuner::AddToMean(const AutotuneSample& sample) {
+  for (size_t i = 0; i < pressure_sum_.size() && i < sample.pressure.size();
+       ++i) {
+    pressure_sum_[i] += sample.pressure[i];
+  }
+  busy_cores_sum_ += sample.busy_cores;
+}
+
+AutotuneSample Autotuner::MeanSample() const {
+  const double n = static_cast<double>(std::max<size_t>(rates_.size(), 1));
+  AutotuneSample mean{.busy_cores = busy_cores_sum_ / n};
+  for (double sum : pressure_sum_) mean.pressure.push_back(sum / n);
+  return mean;
 }
 
 Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
@@ -146,28 +184,51 @@ std::vector<size_t> Autotuner::UnderPressure(
 
 std::vector<Autotuner::Change> Autotuner::StartTrial(
     const AutotuneSample& sample) {
-  const size_t best = BestCandidate(sample);
-  if (best == settings_.size()) {
-    // Every setting under pressure was rejected alone: once, all together.
-    const std::vector<size_t> together = UnderPressure(sample);
-    if (!tried_together_ && together.size() > 1) {
-      tried_together_ = true;
+  // First, everything under pressure at once: from a bad config one trial
+  // gets most of the way, and settings that hold each other back gain only
+  // together.
+  if (!tried_together_) {
+    tried_together_ = true;
+    std::vector<size_t> together = UnderPressure(sample);
+    if (together.size() > 1) {
+      trial_together_ = true;
+      joint_trial_ = together;
       return Raise(together);
     }
-    phase_ = Phase::kSettled;
-    return {};
   }
-  // Capacities are raised together: channels too small in a row each
-  // hold the others back, so one alone may gain nothing.
-  std::vector<size_t> raise = {best};
-  if (!settings_[best].is_parallelism) {
-    for (size_t i : UnderPressure(sample)) {
-      if (i != best && !settings_[i].is_parallelism && !rejected_[i]) {
-        raise.push_back(i);
+  trial_together_ = false;
+  while (true) {
+    const size_t best = BestCandidate(sample);
+    if (best == settings_.size()) {
+      const bool rejected_some =
+          !joint_trial_.empty() || std::find(rejected_.begin(), rejected_.end(),
+                                             true) != rejected_.end();
+      if (round_ < kRounds && rejected_some) {
+        // Every raise of this round was rejected: a fresh baseline and a
+        // second round (a co-runner may have made the baseline lucky or
+        // the trials unlucky), from the pressures measured there.
+        StartRound(round_ + 1);
+        phase_ = Phase::kBaseline;
+        return {};
+      }
+      phase_ = Phase::kSettled;
+      return {};
+    }
+    // Capacities are raised together: channels too small in a row each
+    // hold the others back, so one alone may gain nothing.
+    std::vector<size_t> raise = {best};
+    if (!settings_[best].is_parallelism) {
+      for (size_t i : UnderPressure(sample)) {
+        if (i != best && !settings_[i].is_parallelism && !rejected_[i]) {
+          raise.push_back(i);
+        }
       }
     }
+    std::sort(raise.begin(), raise.end());
+    if (raise != joint_trial_) return Raise(raise);
+    // The joint trial raised exactly these and was rejected: so are they.
+    for (size_t i : raise) rejected_[i] = true;
   }
-  return Raise(raise);
 }
 
 std::vector<Autotuner::Change> Autotuner::Raise(

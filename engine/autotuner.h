@@ -6,17 +6,24 @@
 //   every tick (a fixed period; the pipeline uses kAutotuneTick):
 //     for (const Autotuner::Change& change : tuner.Tick(sample)) apply it;
 //
-// How it decides (a hill climb with one trial at a time):
+// How it decides (a hill climb, one trial at a time):
 // - It measures the pipeline's rate over `measure_ticks` ticks after
 //   `warmup_ticks`: the baseline. The rate is the items all channels pass
 //   per second, which in steady state is proportional to the output's rate
 //   whatever the batch size (a batch every few seconds would measure
-//   nothing in a quarter second; the items that make it up do).
-// - It then raises the one setting with the highest pressure (the pipeline's
-//   measure of "more would help": a stage whose active workers are busy, a
-//   channel whose senders and receivers both keep suspending), among those
-//   below their max, not rejected, fitting the memory headroom, and for
-//   parallelism while the stages' busy cores are below `cores`:
+//   nothing in a quarter second; the items that make it up do). The
+//   pressures and busy cores it then decides on are the means of the
+//   measured ticks' (one tick's flap around 1 would decide by chance).
+// - It then raises every setting under pressure together, as one trial
+//   (from a bad config this gets most of the way at once; settings that
+//   hold each other back, e.g. a stage's workers and the one-item channels
+//   around it, gain nothing one at a time), kept or undone as any trial.
+// - Then, one trial at a time, it raises the setting with the highest
+//   pressure (the pipeline's measure of "more would help": a stage whose
+//   active workers are busy, a channel whose senders and receivers both
+//   keep suspending), among those below their max, not rejected, fitting
+//   the memory headroom, and for parallelism while the stages' busy cores
+//   are below `cores`:
 //   parallelism by one; or, when that setting is a capacity, every capacity
 //   under pressure four times, and at least to 16 items, at once (small
 //   channels in a row each hold the others back: one alone may gain
@@ -25,20 +32,23 @@
 //   rate grew by at least `min_gain` and by more than the noise (twice the
 //   standard error of the difference of the two means, from the spread of
 //   the ticks' rates: a co-runner taking the cores at random makes
-//   growth by chance likely): the new baseline. Otherwise it puts the
-//   setting back and rejects it until some other raise is kept.
-// - When every setting under pressure has been rejected alone, it raises
-//   them all together once (settings that hold each other back, e.g. a
-//   stage's workers and the one-item channels around it, gain nothing one
-//   at a time), kept or undone as any trial.
-// - With no candidate it is settled and changes nothing; should a setting
-//   that was not rejected come under pressure later (the load moved), it
-//   measures a new baseline and tries it.
+//   growth by chance likely): the new baseline, from which it starts again
+//   with a joint trial. Otherwise it puts the settings back; a setting
+//   raised alone is rejected until some other raise is kept.
+// - When every trial of the round was rejected, it measures a fresh
+//   baseline and runs a second round of trials (joint, then alone) from
+//   the pressures measured there: a co-runner may have made the baseline
+//   lucky or the trials unlucky. A kept raise starts the rounds again.
+// - With no candidate after that it is settled and changes nothing; should
+//   a setting that was not rejected come under pressure later (the load
+//   moved), it measures a new baseline and tries it, in one round, keeping
+//   a raise only on twice the gain and twice the margin over the noise
+//   (over a long run chance blips start many such trials).
 //
 // Promises: a setting never goes below its configured value, nor above its
 // max, nor the memory headroom; it only goes back down to undo its own
 // rejected trial. Every kept raise moves a bounded setting up, and between
-// two kept raises each setting is tried at most once alone and once with
+// two kept raises each setting is tried at most twice alone and twice with
 // the others, so the number of trials is bounded whatever the noise: the
 // tuner settles for good after a bounded number of changes, no
 // oscillation.
@@ -145,16 +155,36 @@ class Autotuner {
   };
   static Measurement Measure(const std::vector<double>& rates);
 
-  // The current measurement: ticks seen, and the rates measured.
+  // Starts round `round` of trials: nothing rejected, the joint trial to
+  // come.
+  void StartRound(int round);
+  // Starts the current measurement again.
+  void RestartMeasurement();
+  // Adds a measured tick's pressures and busy cores to the measurement's.
+  void AddToMean(const AutotuneSample& sample);
+  // The measured ticks' mean pressures and busy cores.
+  AutotuneSample MeanSample() const;
+
+  // The current measurement: ticks seen, the rates measured, and the sums
+  // of their pressures and busy cores.
   int ticks_ = 0;
   std::vector<double> rates_;
+  std::vector<double> pressure_sum_;
+  double busy_cores_sum_ = 0;
   Measurement baseline_;
   // The trial under way: the settings raised and the values to go back to.
   std::vector<std::pair<size_t, uint64_t>> trial_;
   std::vector<bool> rejected_;
+  // The round of trials since the last kept raise (1 or 2).
+  int round_ = 1;
+  // Trials since it first settled keep a raise only on a larger gain.
+  bool strict_ = false;
   // Since the last kept raise, the settings under pressure were raised
-  // together.
+  // together; and whether the trial under way is that joint one.
   bool tried_together_ = false;
+  bool trial_together_ = false;
+  // The settings that joint trial raised, in order (empty before it).
+  std::vector<size_t> joint_trial_;
   uint64_t headroom_bytes_;
   uint64_t trials_ = 0;
   uint64_t adjustments_ = 0;
