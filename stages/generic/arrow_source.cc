@@ -239,6 +239,12 @@ asio::awaitable<void> ArrowSource::Read() {
     dataset_files_ = dataset_.size();
     if (!co_await ReadRestoredRows()) co_return;
   }
+  // The stream's blocks end where the checkpointed run's did (restored
+  // rows moved the phase).
+  if (block_rows_ > 0) {
+    const auto block = static_cast<int64_t>(block_rows_);
+    block_phase_ = (checkpoint_.start_phase() % block + block) % block;
+  }
   checkpoint_.MarkSurveyed();
   if (!co_await ReadRestOfPass()) co_return;
   const bool train = config_.mode() == ArrowSourceConfig::TRAIN;
@@ -253,8 +259,11 @@ asio::awaitable<void> ArrowSource::Read() {
     const bool whole_pass = !first_pass || (start.slot == 0 && start.row == 0);
     for (uint64_t slot = first_pass ? start.slot : 0; slot < order.size();
          ++slot) {
-      FileRead read{.pass = pass, .position = checkpoint_.LogRead(pass, slot)};
-      if (first_pass && slot == start.slot) read.from_row = start.row;
+      const int64_t from_row = first_pass && slot == start.slot ? start.row : 0;
+      FileRead read{
+          .pass = pass,
+          .position = checkpoint_.LogRead(pass, slot, from_row, block_phase_),
+          .from_row = from_row};
       if (!co_await ReadFile(order[slot], read)) co_return;
     }
     passes_.fetch_add(1);
@@ -520,7 +529,8 @@ asio::awaitable<bool> ArrowSource::ReadRestOfPass() {
     const ArrowSourceCheckpoint::RowRun& run = runs[i];
     FileRead read{
         .pass = run.pass(),
-        .position = checkpoint_.LogRead(run.pass(), 0, static_cast<int64_t>(i)),
+        .position = checkpoint_.LogRead(run.pass(), 0, run.begin(),
+                                        block_phase_, static_cast<int64_t>(i)),
         .from_row = run.begin(),
         .to_row = run.end()};
     if (run.file() >= dataset_.size()) continue;  // not of the data set

@@ -77,18 +77,21 @@
 // it by cursor {position = the file's read in this run's stream, ordinal =
 // row of the file}. A checkpoint saves the data set (paths, row counts and
 // sizes), the point the stream resumes at (pass, file of the pass's order,
-// row) and the rows the next stages need read again. A resumed source
-// reads those rows first (origin().restored), then the stream from that
-// point, over the checkpoint's data set: a file gone or changed since
-// (another row count or size) is warned about, counted
-// (checkpoint_source_gone, checkpoint_source_changed) and read as empty;
+// row), with row blocks where the stream stood between block ends (so
+// resumed blocks end where the uninterrupted run's did), and the rows the
+// next stages need read again. A resumed source reads those rows first
+// (origin().restored), then the stream from that point, over the
+// checkpoint's data set: a file gone or changed since (another row count
+// or size) is warned about, counted (checkpoint_source_gone,
+// checkpoint_source_changed) and read as empty;
 // files new since are warned about, counted (checkpoint_source_new) and
 // not read. Resumed from the checkpoints of every rank of a run on another
 // number of ranks (an elastic resume), each new rank reads its part of
 // the rest of the old ranks' interrupted passes first, after its share of
-// their reservoirs' rows, then goes on from the next pass with its own
-// shard (internal/arrow_source_merge.h). A block (ROW_BLOCKS) carries
-// its first row's origin; the rows after it follow (ExampleBlock::origin).
+// their reservoirs' rows (or of a VIEWS_FIRST batcher's held rows), then goes
+// on from the next pass with its own shard (internal/arrow_source_merge.h). A
+// block (ROW_BLOCKS) carries its first row's origin; the rows after it follow
+// (ExampleBlock::origin).
 //
 // Memory: at most `readahead` record batches are being read, queued or
 // emitted; batches still viewed by examples downstream stay alive until

@@ -58,13 +58,24 @@
 //   examples it had taken in up to its last and the last one's
 //   StreamCursor, and asks its input to resume right after it, in the unit
 //   of the input (a count, or the cursor's group with the items of it
-//   taken: arrow_source directly or through map stages). A partial batch
-//   being filled is built again. Block input is resumed by cursor (a block
+//   taken: arrow_source directly or through map stages); before its first
+//   batch, where its own resume started. A partial batch being filled is
+//   built again from the input. Block input is resumed by cursor (a block
 //   names its first row's, ExampleBlock::origin), so a batch that ends
 //   inside a block resumes at the block's next row: blocks checkpoint as
-//   examples do, with block_order IN_ORDER. With VIEWS_FIRST a checkpoint
-//   is refused (Unimplemented, naming the stage and block_order): rows
-//   held back at block ends would have to be read again in their order.
+//   examples do. With block_order VIEWS_FIRST the rows held back at block
+//   ends (the batch being copied) are saved too, as references in their
+//   slot order (BatcherCheckpoint): the input resumes right after the last
+//   row taken in and reads the held rows again first; the resumed batcher
+//   puts them back in their slots, in the saved order, so the batches that
+//   follow are those of the uninterrupted run (on the way the held rows
+//   are copied once more, into a staging buffer). A held row that does not
+//   come back (its file gone or changed since) is left out, counted
+//   (`checkpoint_example_missing`) and warned about. An elastic resume
+//   gives the old ranks' held rows round the new ranks (the j-th of them,
+//   rank by rank, to new rank j mod M), each new rank's in that order.
+//   Block input from a stage that does not resume at a row of a block is
+//   refused (Unimplemented, naming the stage).
 // - Metrics: batches and examples emitted, padded and dropped examples,
 //   batch buffer bytes.
 #ifndef SLUICE_STAGES_GENERIC_BATCHER_H_
@@ -107,13 +118,13 @@ class Batcher final : public Stage {
   absl::StatusOr<std::optional<ResumeRequest>> SaveCheckpoint(
       const ResumeRequest& downstream, std::string* state) override;
   absl::Status RestoreCheckpoint(const std::string& state) override;
-  // Elastic resume: holds nothing (a batch being filled is built again from
-  // the merged reservoir), passes the request on.
+  // Elastic resume: passes the request on, asking in addition for this
+  // rank's share of the old ranks' held rows (VIEWS_FIRST; ShareOfHeldRows);
+  // a batch being filled otherwise is built again from the input.
   absl::StatusOr<std::optional<ElasticRequest>> PlanElasticResume(
       const std::vector<std::string>& states, const ElasticRequest& downstream,
-      ElasticResume& resume) override {
-    return downstream;
-  }
+      ElasticResume& resume) override;
+  absl::Status FinishElasticResume(const ElasticResume& resume) override;
 
   // The batch layout, one spec per schema field.
   const std::vector<BatchTensorSpec>& specs() const { return specs_; }
@@ -130,8 +141,22 @@ class Batcher final : public Stage {
   Batcher(const StageContext& context, const BatcherConfig& config,
           std::vector<BatchTensorSpec> specs, Channel<Example>* input,
           Channel<ExampleBlock>* block_input);
+  // Checkpoints: the rows of the batch being filled (block_order
+  // VIEWS_FIRST), by reference in slot order. Only appended to (under
+  // log_mu_) while that batch fills: a BatchEnd names a prefix of it.
+  using HeldRows = std::shared_ptr<std::vector<ItemRef>>;
+
   asio::awaitable<void> Run();
   asio::awaitable<void> RunBlocks();
+  // A resumed VIEWS_FIRST batcher: takes the held rows its input reads
+  // again first (origin().restored) and copies them into `open` (its first
+  // `filled` slots, their refs in `held`) in the saved order, emitting each
+  // batch they fill; rows that do not come back are counted and left out.
+  // `next` gets the first block of the stream (nullopt: the input ended).
+  // False once stopped.
+  asio::awaitable<bool> RestoreHeldRows(std::optional<TypedBatch>& open,
+                                        size_t& filled, HeldRows& held,
+                                        std::optional<ExampleBlock>& next);
   // Sends a full batch on; false once the output is closed.
   asio::awaitable<bool> Emit(TypedBatch batch);
   // Finds the schema fields of `block` in block_sources_; false (every row
@@ -139,6 +164,11 @@ class Batcher final : public Stage {
   bool MatchBlock(const ExampleBlock& block);
   // Batch_size rows of `block` from row `first`, without a copy.
   TypedBatch ViewOf(const ExampleBlock& block, int64_t first) const;
+  // Copies `count` rows of `columns` (one per spec) from row `row` into
+  // `batch` from slot `slot`.
+  void CopyRows(const TypedBatch& batch, size_t slot,
+                const std::vector<const BlockColumn*>& columns, int64_t row,
+                size_t count) const;
   // Finds the schema fields of `example` in sources_; false (counted and
   // logged) when one is missing or does not match its spec.
   bool Match(const Example& example);
@@ -153,14 +183,23 @@ class Batcher final : public Stage {
   // nothing is to be emitted.
   std::optional<TypedBatch> FinishPartial(TypedBatch batch, size_t filled);
   // Checkpoints: where a batch ends in this run's input: after `taken`
-  // examples, the last of them at `last`.
+  // examples, the last of them at `last` (nullopt: before this run's
+  // stream), with the first `held` rows of `held_rows` (VIEWS_FIRST) taken
+  // in but not yet emitted.
   struct BatchEnd {
     uint64_t taken = 0;
-    StreamCursor last;
+    std::optional<StreamCursor> last;
+    std::shared_ptr<const std::vector<ItemRef>> held_rows;
+    size_t held = 0;
   };
   // Checkpoints: notes that the batch about to be emitted ends at `end`.
   void LogBatchEnd(const BatchEnd& end);
-  // Checkpoints: what the input must resume from after `end`.
+  // Checkpoints: appends the refs of `count` rows of `block` from `row` to
+  // `held` (made when null), when batches are logged.
+  void HoldRows(const ExampleBlock& block, int64_t row, size_t count,
+                HeldRows& held);
+  // Checkpoints: where the input must resume after `end`, without the
+  // held rows.
   ResumeRequest RequestAfter(const BatchEnd& end) const;
 
   const size_t batch_size_;
@@ -184,13 +223,19 @@ class Batcher final : public Stage {
   // Per schema field, the matched column of the current block.
   std::vector<const BlockColumn*> block_sources_;
   // Checkpoints: the end of batch batch_log_base_ + i (of this run) in the
-  // input, for the batches not yet acknowledged (block_order VIEWS_FIRST,
-  // which is not checkpointed: the first row of the batch being copied,
-  // when a view leaves before it, so that acknowledgements keep it).
+  // input, for the batches not yet acknowledged.
   bool log_batches_ = false;  // set before Start()
   std::mutex log_mu_;
   std::deque<BatchEnd> batch_ends_;
   uint64_t batch_log_base_ = 0;
+  // A resume (set before Start()): the held rows to put back first, in slot
+  // order, and the items of the input's first group taken in before this
+  // run (a cursor input's skip at this run's start).
+  std::vector<ItemRef> resume_held_;
+  uint32_t resume_skip_ = 0;
+  // An elastic resume's share of the old ranks' held rows, between planning
+  // and finishing.
+  std::vector<OldItemRef> held_share_;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> examples_{0};
   std::atomic<uint64_t> padded_{0};

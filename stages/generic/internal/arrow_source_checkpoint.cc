@@ -26,10 +26,12 @@ absl::Status ArrowCheckpointState::Restore(const std::string& state) {
     }
   }
   start_ = {.pass = saved.pass(), .slot = saved.slot(), .row = saved.row()};
+  start_phase_ = saved.block_phase();
   rest_of_pass_.assign(saved.rest_of_pass().begin(),
                        saved.rest_of_pass().end());
   if (!saved.started()) {
     start_ = {};
+    start_phase_ = 0;
     rest_of_pass_.clear();
   }
   resume_from_ = std::move(saved);
@@ -42,12 +44,16 @@ void ArrowCheckpointState::MarkSurveyed() {
 }
 
 uint64_t ArrowCheckpointState::LogRead(uint64_t pass, uint64_t slot,
+                                       int64_t from_row, int64_t phase,
                                        int64_t run) {
   std::lock_guard lock(mu_);
   const uint64_t position = next_position_++;
   if (logging_) {
-    reads_.push_back(
-        {.position = position, .pass = pass, .slot = slot, .run = run});
+    reads_.push_back({.position = position,
+                      .pass = pass,
+                      .slot = slot,
+                      .run = run,
+                      .phase_at_row0 = phase - from_row});
   }
   return position;
 }
@@ -104,10 +110,12 @@ absl::Status ArrowCheckpointState::Save(const ResumeRequest& downstream,
         saved.set_pass(start_.pass);
         saved.set_slot(start_.slot);
         saved.set_row(start_.row);
+        saved.set_block_phase(read->phase_at_row0 + first.begin());
       } else if (read != reads_.end()) {
         saved.set_pass(read->pass);
         saved.set_slot(read->slot);
         saved.set_row(downstream.skip);
+        saved.set_block_phase(read->phase_at_row0 + downstream.skip);
       } else if (downstream.from == 0 && next_position_ == 0) {
         for (const ArrowSourceCheckpoint::RowRun& run : rest_of_pass_) {
           *saved.add_rest_of_pass() = run;
@@ -115,6 +123,7 @@ absl::Status ArrowCheckpointState::Save(const ResumeRequest& downstream,
         saved.set_pass(start_.pass);
         saved.set_slot(start_.slot);
         saved.set_row(start_.row);
+        saved.set_block_phase(start_phase_);
       } else {
         return absl::InternalError(
             absl::StrCat("stage '", stage, "': file read ", downstream.from,

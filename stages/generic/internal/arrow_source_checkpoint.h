@@ -9,8 +9,9 @@
 //
 //   ArrowCheckpointState state;
 //   state.Restore(saved);                    // before Start, on a resume
-//   read.position = state.LogRead(pass, slot);
-//   read.position = state.LogRead(pass, 0, run);  // run i of rest_of_pass()
+//   read.position = state.LogRead(pass, slot, from_row, phase);
+//   // run i of rest_of_pass(), from its first row:
+//   read.position = state.LogRead(pass, 0, begin, phase, i);
 //   state.Save(downstream, dataset, name, &bytes);
 #ifndef SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_CHECKPOINT_H_
 #define SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_CHECKPOINT_H_
@@ -63,6 +64,9 @@ class ArrowCheckpointState {
   const ArrowSourceCheckpoint& resume_from() const { return *resume_from_; }
   // Where this run's stream starts (zero unless resuming).
   const StreamPoint& start() const { return start_; }
+  // Where the stream's row blocks stand at its start (rows delivered
+  // before it; the caller takes it modulo block_rows): 0 unless resuming.
+  int64_t start_phase() const { return start_phase_; }
   // The runs of rows read before the stream (after an elastic resume;
   // empty otherwise).
   const std::vector<ArrowSourceCheckpoint::RowRun>& rest_of_pass() const {
@@ -72,10 +76,13 @@ class ArrowCheckpointState {
   // The data set is final (surveyed, or adopted from the checkpoint):
   // checkpoints from now on save it.
   void MarkSurveyed();
-  // A file read of the stream begins: returns its position (the examples'
-  // cursor.position), logged when logging(). `run`: the read of
-  // rest_of_pass()[run], or -1 for file `slot` of the pass's order.
-  uint64_t LogRead(uint64_t pass, uint64_t slot, int64_t run = -1);
+  // A file read of the stream begins at row `from_row`, its row blocks at
+  // `phase` (rows delivered before it, modulo block_rows): returns its
+  // position (the examples' cursor.position), logged when logging().
+  // `run`: the read of rest_of_pass()[run], or -1 for file `slot` of the
+  // pass's order.
+  uint64_t LogRead(uint64_t pass, uint64_t slot, int64_t from_row,
+                   int64_t phase, int64_t run = -1);
   // Reads before position `consumed` are no longer needed.
   void Acknowledge(uint64_t consumed);
 
@@ -95,11 +102,15 @@ class ArrowCheckpointState {
     uint64_t pass = 0;
     uint64_t slot = 0;
     int64_t run = -1;
+    // The row blocks' phase at row 0 of the file, were it read from there:
+    // the phase at row r is phase_at_row0 + r (modulo block_rows).
+    int64_t phase_at_row0 = 0;
   };
 
   bool logging_ = false;
   std::optional<ArrowSourceCheckpoint> resume_from_;
   StreamPoint start_;
+  int64_t start_phase_ = 0;
   std::vector<ArrowSourceCheckpoint::RowRun> rest_of_pass_;
   std::mutex mu_;
   bool surveyed_ = false;         // under mu_

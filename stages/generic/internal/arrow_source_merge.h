@@ -28,7 +28,8 @@
 // - The stream: then on from the pass after the furthest interrupted one
 //   (TRAIN), the new rank's own shard; nothing more in EVAL.
 // - Restores: the rows the stage below asked for (its share of the old
-//   reservoirs), under the old ranks' references.
+//   reservoirs, or of a VIEWS_FIRST batcher's held rows), under the old
+//   ranks' references.
 #ifndef SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_MERGE_H_
 #define SLUICE_STAGES_GENERIC_INTERNAL_ARROW_SOURCE_MERGE_H_
 
