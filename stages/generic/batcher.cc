@@ -230,12 +230,7 @@ asio::awaitable<void> Batcher::Run() {
       co_await YieldToOtherCoroutines();
     }
   }
-  if (!open) co_return;
-  std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
-  open.reset();
-  if (!last) co_return;
-  LogBatchEnd(taken);
-  co_await Emit(std::move(*last));
+  co_await EmitPartial(std::move(open), filled, taken);
 }
 
 bool Batcher::MatchBlock(const ExampleBlock& block) {
@@ -355,6 +350,15 @@ void Batcher::CopyInto(const TypedBatch& batch, size_t slot) const {
     std::memcpy(static_cast<std::byte*>(batch.tensor(i).data) + slot * bytes,
                 sources_[i], bytes);
   }
+}
+
+asio::awaitable<void> Batcher::EmitPartial(std::optional<TypedBatch> open,
+                                           size_t filled, BatchEnd end) {
+  if (!open) co_return;
+  std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
+  if (!last) co_return;
+  LogBatchEnd(end);
+  co_await Emit(std::move(*last));
 }
 
 std::optional<TypedBatch> Batcher::FinishPartial(TypedBatch batch,

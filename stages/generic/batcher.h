@@ -192,6 +192,10 @@ class Batcher final : public Stage {
     std::shared_ptr<const std::vector<ItemRef>> held_rows;
     size_t held = 0;
   };
+  // At the input's end: applies last_batch to the open batch of `filled`
+  // slots (if any) and sends on what is left, ending at `end`.
+  asio::awaitable<void> EmitPartial(std::optional<TypedBatch> open,
+                                    size_t filled, BatchEnd end);
   // Checkpoints: notes that the batch about to be emitted ends at `end`.
   void LogBatchEnd(const BatchEnd& end);
   // Checkpoints: appends the refs of `count` rows of `block` from `row` to

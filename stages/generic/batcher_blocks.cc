@@ -73,12 +73,7 @@ asio::awaitable<void> Batcher::RunBlocks() {
       co_await YieldToOtherCoroutines();
     }
   }
-  if (!open) co_return;
-  std::optional<TypedBatch> last = FinishPartial(std::move(*open), filled);
-  open.reset();
-  if (!last) co_return;
-  LogBatchEnd(taken);
-  co_await Emit(std::move(*last));
+  co_await EmitPartial(std::move(open), filled, taken);
 }
 
 asio::awaitable<bool> Batcher::RestoreHeldRows(

@@ -71,10 +71,6 @@ std::string Refusal(const DataLoaderConfig& config,
 std::string Refusal(const DataLoaderConfig& config,
                     const std::vector<std::string>& checkpoints);
 
-// The skips counted under `reason` by every stage, in total.
-uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
-                      const std::string& reason);
-
 inline void PrintTo(const CheckpointWorkload& workload, std::ostream* out) {
   *out << workload.name;
 }

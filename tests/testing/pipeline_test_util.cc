@@ -83,4 +83,15 @@ StageMetricProto StageTotals(DataLoader& loader, const std::string& name) {
   return {};
 }
 
+uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
+                      const std::string& reason) {
+  uint64_t count = 0;
+  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
+    for (const SkipCountProto& skip : stage.skipped()) {
+      if (skip.reason() == reason) count += skip.count();
+    }
+  }
+  return count;
+}
+
 }  // namespace sluice::testing

@@ -47,6 +47,10 @@ bool WaitUntil(const std::function<bool()>& condition,
 // The total metrics of stage `name` in the latest snapshot (empty if none).
 StageMetricProto StageTotals(DataLoader& loader, const std::string& name);
 
+// The items every stage skipped for `reason`, in total.
+uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
+                      const std::string& reason);
+
 }  // namespace sluice::testing
 
 #endif  // SLUICE_TESTS_TESTING_PIPELINE_TEST_UTIL_H_

@@ -173,15 +173,4 @@ std::set<uint32_t> FilesOf(const std::vector<ItemRef>& refs) {
   return files;
 }
 
-uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
-                      const std::string& reason) {
-  uint64_t count = 0;
-  for (const StageMetricProto& stage : metrics.total_stage_metrics()) {
-    for (const SkipCountProto& skip : stage.skipped()) {
-      if (skip.reason() == reason) count += skip.count();
-    }
-  }
-  return count;
-}
-
 }  // namespace sluice::arrow_block_testing

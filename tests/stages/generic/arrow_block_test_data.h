@@ -126,9 +126,6 @@ std::vector<ItemRef> HeldRows(const std::string& checkpoint);
 // The file numbers (in sorted order) of `refs` (arrow_source's unit: pass
 // << 32 | file number).
 std::set<uint32_t> FilesOf(const std::vector<ItemRef>& refs);
-// The items every stage skipped for `reason`.
-uint64_t SkipsCounted(const DataLoaderMetricsProto& metrics,
-                      const std::string& reason);
 
 }  // namespace sluice::arrow_block_testing
 

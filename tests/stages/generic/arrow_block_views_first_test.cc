@@ -24,6 +24,7 @@
 namespace sluice::arrow_block_testing::views_first_test {
 namespace {
 
+using testing::SkipsCounted;
 using testing::TempDir;
 
 // Training reads the files in a shuffled order, so the batch being filled
