@@ -7,8 +7,12 @@
 namespace sluice {
 namespace {
 
-// The least capacity a raise moves a channel to.
+// The least capacity a raise moves a channel to: 64 items when they are
+// small (64 of them within kSmallChannelBytes; e.g. lc0's frames, handed
+// on by the hundred per chunk), else 16.
 constexpr uint64_t kLeastRaisedCapacity = 16;
+constexpr uint64_t kLeastRaisedSmallItems = 64;
+constexpr uint64_t kSmallChannelBytes = uint64_t{4} << 20;
 // Rounds of trials from one baseline to the next kept raise: each with its
 // own baseline, a joint trial and each setting under pressure alone once.
 constexpr int kRounds = 2;
@@ -130,13 +134,18 @@ Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
 
 uint64_t Autotuner::RaisedValue(size_t index) const {
   const TunedSetting& setting = settings_[index];
-  // A capacity grows fourfold, and straight to kLeastRaisedCapacity from
-  // below: channels of one or a few items hand over at every item, and a
-  // small step gains too little to show above the noise.
-  uint64_t raised =
-      setting.is_parallelism
-          ? setting.value + 1
-          : std::max<uint64_t>(setting.value * 4, kLeastRaisedCapacity);
+  // A capacity grows fourfold, and straight to the least raised capacity
+  // from below: channels of one or a few items hand over at every item, and
+  // a small step gains too little to show above the noise (nor, past 16
+  // items, does the channel flap enough to count as pressure again).
+  const bool small_items =
+      setting.bytes_each > 0 &&
+      setting.bytes_each * kLeastRaisedSmallItems <= kSmallChannelBytes;
+  const uint64_t least =
+      small_items ? kLeastRaisedSmallItems : kLeastRaisedCapacity;
+  uint64_t raised = setting.is_parallelism
+                        ? setting.value + 1
+                        : std::max<uint64_t>(setting.value * 4, least);
   raised = std::min(raised, setting.max);
   if (setting.bytes_each > 0) {
     const uint64_t affordable =

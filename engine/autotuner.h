@@ -25,9 +25,10 @@
 //   the memory headroom, and for parallelism while the stages' busy cores
 //   are below `cores`:
 //   parallelism by one; or, when that setting is a capacity, every capacity
-//   under pressure four times, and at least to 16 items, at once (small
-//   channels in a row each hold the others back: one alone may gain
-//   nothing). Such a group is one trial.
+//   under pressure four times, and at least to 16 items (64 when they are
+//   small: 64 within 4 MiB), at once (small channels in a row each hold
+//   the others back: one alone may gain nothing). Such a group is one
+//   trial.
 // - After the same warm-up and measurement, it keeps the raise when the
 //   rate grew by at least `min_gain` and by more than the noise (twice the
 //   standard error of the difference of the two means, from the spread of

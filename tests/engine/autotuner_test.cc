@@ -131,9 +131,9 @@ TEST(AutotunerTest, ClimbsFromABadConfigToTheBestAndSettles) {
   EXPECT_EQ(metrics.setting(0).configured(), 1u);
   EXPECT_EQ(metrics.setting(0).chosen(), 3u);
   EXPECT_TRUE(metrics.settled());
-  // Kept: two joint trials, each a worker and a capacity raise (1, 16,
-  // 64); at three workers the stage is no longer short of workers and the
-  // channel no longer flaps: no more is tried.
+  // Kept: a joint trial (a worker, and the capacity 1 to 64: small items),
+  // then a third worker alone; at three workers the stage is no longer
+  // short of workers and the channel no longer flaps: no more is tried.
   EXPECT_EQ(metrics.adjustments(), 2u);
   EXPECT_EQ(metrics.trials(), 2u);
   EXPECT_NEAR(metrics.items_per_second(), pipeline.Rate(3, 64), 1);
@@ -264,7 +264,25 @@ TEST(AutotunerTest, FirstRaisesEverythingUnderPressureTogether) {
   }
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(tuner.settings()[0].value, 2u);
-  EXPECT_EQ(tuner.settings()[1].value, 16u);
+  // A channel of small items (10 bytes each) goes straight to 64.
+  EXPECT_EQ(tuner.settings()[1].value, 64u);
+}
+
+// A channel's first raise: to 64 items when 64 of them fit in 4 MiB, else
+// to 16 (a channel of large batches holds few).
+TEST(AutotunerTest, AChannelOfLargeItemsIsFirstRaisedTo16) {
+  std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
+  settings.erase(settings.begin());  // the channel alone
+  settings[0].bytes_each = 1 << 20;
+  Autotuner tuner(settings, {.cores = 4});
+  const AutotuneSample sample{
+      .seconds = 0.25, .progress = 250, .pressure = {3}, .busy_cores = 1};
+  std::vector<Autotuner::Change> first;
+  for (int tick = 0; tick < 20 && first.empty(); ++tick) {
+    first = tuner.Tick(sample);
+  }
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(tuner.settings()[0].value, 16u);
 }
 
 // A baseline measured while a burst of other work ran fast (twice the
