@@ -25,8 +25,8 @@
 //   the memory headroom, and for parallelism while the stages' busy cores
 //   are below `cores`:
 //   parallelism by one; or, when that setting is a capacity, every capacity
-//   under pressure four times, and at least to 16 items (64 when they are
-//   small: 64 within 4 MiB), at once (small channels in a row each hold
+//   under pressure four times, and at least to 16 items (64 or 256 when
+//   that many fit in 4 MiB), at once (small channels in a row each hold
 //   the others back: one alone may gain nothing). Such a group is one
 //   trial.
 // - After the same warm-up and measurement, it keeps the raise when the

@@ -9,7 +9,8 @@
 // - Submitted to a busy ring, it is prepared and submitted with the others
 //   of the same executor turn (one io_uring_enter for all), and again
 //   reaped at once if the kernel served it then.
-// - A read that waits for the disk completes later: the ring's fd turns
+// - A read that waits for the disk (O_DIRECT, or pages the readahead has
+//   not brought in yet) completes later: the ring's fd turns
 //   readable, the reactor's epoll_wait returns it, and the reaper (a
 //   ReactorWatch operation, io/internal/reactor_watch.h: registered once,
 //   re-armed without a system call) reaps the ring. The first read it

@@ -131,7 +131,7 @@ TEST(AutotunerTest, ClimbsFromABadConfigToTheBestAndSettles) {
   EXPECT_EQ(metrics.setting(0).configured(), 1u);
   EXPECT_EQ(metrics.setting(0).chosen(), 3u);
   EXPECT_TRUE(metrics.settled());
-  // Kept: a joint trial (a worker, and the capacity 1 to 64: small items),
+  // Kept: a joint trial (a worker, and the capacity 1 to 256: small items),
   // then a third worker alone; at three workers the stage is no longer
   // short of workers and the channel no longer flaps: no more is tried.
   EXPECT_EQ(metrics.adjustments(), 2u);
@@ -264,16 +264,16 @@ TEST(AutotunerTest, FirstRaisesEverythingUnderPressureTogether) {
   }
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(tuner.settings()[0].value, 2u);
-  // A channel of small items (10 bytes each) goes straight to 64.
-  EXPECT_EQ(tuner.settings()[1].value, 64u);
+  // A channel of small items (10 bytes each) goes straight to 256.
+  EXPECT_EQ(tuner.settings()[1].value, 256u);
 }
 
-// A channel's first raise: to 64 items when 64 of them fit in 4 MiB, else
-// to 16 (a channel of large batches holds few).
-TEST(AutotunerTest, AChannelOfLargeItemsIsFirstRaisedTo16) {
+// The capacity a channel of items of `bytes_each` bytes is first raised to
+// from 1 item.
+uint64_t FirstRaisedCapacity(uint64_t bytes_each) {
   std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
   settings.erase(settings.begin());  // the channel alone
-  settings[0].bytes_each = 1 << 20;
+  settings[0].bytes_each = bytes_each;
   Autotuner tuner(settings, {.cores = 4});
   const AutotuneSample sample{
       .seconds = 0.25, .progress = 250, .pressure = {3}, .busy_cores = 1};
@@ -281,8 +281,20 @@ TEST(AutotunerTest, AChannelOfLargeItemsIsFirstRaisedTo16) {
   for (int tick = 0; tick < 20 && first.empty(); ++tick) {
     first = tuner.Tick(sample);
   }
-  ASSERT_EQ(first.size(), 1u);
-  EXPECT_EQ(tuner.settings()[0].value, 16u);
+  EXPECT_EQ(first.size(), 1u);
+  return tuner.settings()[0].value;
+}
+
+// A channel's first raise: to 256 items when 256 of them fit in 4 MiB,
+// else to 64 when 64 do, else to 16 (a channel of large batches holds
+// few); items of unknown size go to 16.
+TEST(AutotunerTest, AChannelIsFirstRaisedToWhatFitsIn4MiB) {
+  EXPECT_EQ(FirstRaisedCapacity(16 << 10), 256u);
+  EXPECT_EQ(FirstRaisedCapacity((16 << 10) + 1), 64u);
+  EXPECT_EQ(FirstRaisedCapacity(64 << 10), 64u);
+  EXPECT_EQ(FirstRaisedCapacity((64 << 10) + 1), 16u);
+  EXPECT_EQ(FirstRaisedCapacity(1 << 20), 16u);
+  EXPECT_EQ(FirstRaisedCapacity(0), 16u);
 }
 
 // A baseline measured while a burst of other work ran fast (twice the
