@@ -3,12 +3,14 @@
 // (proto/examples/lc0_train.textproto) and the audio training pipeline
 // (stages/audio/default_pipeline.h).
 //
-// Three configs per pipeline, run in interleaved rounds (a slow spell of a
+// Four configs per pipeline, run in interleaved rounds (a slow spell of a
 // shared machine hits every config alike), each for --seconds:
 //   default   the hand-tuned default config;
 //   bad       every `parallelism` field 1 and every output capacity 1;
-//   autotune  bad, with autotune: true.
-// In all three, shuffling reservoirs fill to their size before they emit
+//   autotune  bad, with autotune: true;
+//   default + autotune  the default, with autotune: true (what the tuner
+//             does to a config that is already good: it may only raise).
+// In all four, shuffling reservoirs fill to their size before they emit
 // (WithFullReservoirs below).
 // Each run counts the batches the consumer takes (TakeAndDiscard) every
 // 0.5 s. A config's rate is that of the run's last half (steady state); the
@@ -175,38 +177,50 @@ void Compare(const std::string& name, const DataLoaderConfig& config,
   DataLoaderConfig bad = BadConfig(tuned);
   DataLoaderConfig autotune = bad;
   autotune.set_autotune(true);
+  DataLoaderConfig default_autotune = tuned;
+  default_autotune.set_autotune(true);
   std::printf("\n%s: %d rounds of %.0f s per config\n", name.c_str(), rounds,
               seconds);
-  std::printf("%-6s %12s %12s %12s %9s %9s %10s %10s %14s\n", "round",
+  std::printf("%-6s %12s %12s %12s %9s %9s %10s %10s %14s %12s %9s\n", "round",
               "default b/s", "bad b/s", "autotune b/s", "at/def", "bad/def",
-              "first 90%", "to 90% s", "default's own");
+              "first 90%", "to 90% s", "default's own", "def+at b/s",
+              "d+at/def");
   std::vector<double> ratios;
+  std::vector<double> default_ratios;
   std::vector<double> firsts;
   std::vector<double> times;
   for (int round = 0; round < rounds; ++round) {
     const RunResult def = RunFor(tuned, seconds);
     const RunResult untuned = RunFor(bad, seconds);
     const RunResult at = RunFor(autotune, seconds);
+    const RunResult def_at = RunFor(default_autotune, seconds);
     const double first90 = TimeToReach(at, 0.9 * def.rate, false);
     const double to90 = TimeToReach(at, 0.9 * def.rate, true);
     ratios.push_back(at.rate / def.rate);
     firsts.push_back(first90);
     times.push_back(to90);
-    std::printf("%-6d %12.2f %12.2f %12.2f %9.3f %9.3f %10.1f %10.1f %14.1f\n",
-                round + 1, def.rate, untuned.rate, at.rate, at.rate / def.rate,
-                untuned.rate / def.rate, first90, to90,
-                TimeToReach(def, 0.9 * def.rate, true));
+    default_ratios.push_back(def_at.rate / def.rate);
+    std::printf(
+        "%-6d %12.2f %12.2f %12.2f %9.3f %9.3f %10.1f %10.1f %14.1f %12.2f "
+        "%9.3f\n",
+        round + 1, def.rate, untuned.rate, at.rate, at.rate / def.rate,
+        untuned.rate / def.rate, first90, to90,
+        TimeToReach(def, 0.9 * def.rate, true), def_at.rate,
+        def_at.rate / def.rate);
     std::printf("       autotune chose: %s\n", at.chosen.c_str());
+    std::printf("       default + autotune chose: %s\n", def_at.chosen.c_str());
     std::fflush(stdout);
   }
   std::sort(ratios.begin(), ratios.end());
   std::sort(firsts.begin(), firsts.end());
   std::sort(times.begin(), times.end());
+  std::sort(default_ratios.begin(), default_ratios.end());
   std::printf(
       "%s: median autotune/default %.3f, median first 2-s window at 90%% "
-      "%.1f s, median time to 90%% for good %.1f s\n",
+      "%.1f s, median time to 90%% for good %.1f s, median (default + "
+      "autotune)/default %.3f\n",
       name.c_str(), ratios[ratios.size() / 2], firsts[firsts.size() / 2],
-      times[times.size() / 2]);
+      times[times.size() / 2], default_ratios[default_ratios.size() / 2]);
 }
 
 int Main(int argc, char** argv) {

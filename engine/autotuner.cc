@@ -100,7 +100,6 @@ void Autotuner::RestartMeasurement() {
   ticks_ = 0;
   rates_.clear();
   pressure_sum_.assign(settings_.size(), 0);
-  busy_cores_sum_ = 0;
 }
 
 void Autotuner::AddToMean(const AutotuneSample& sample) {
@@ -108,12 +107,11 @@ void Autotuner::AddToMean(const AutotuneSample& sample) {
        ++i) {
     pressure_sum_[i] += sample.pressure[i];
   }
-  busy_cores_sum_ += sample.busy_cores;
 }
 
 AutotuneSample Autotuner::MeanSample() const {
   const double n = static_cast<double>(std::max<size_t>(rates_.size(), 1));
-  AutotuneSample mean{.busy_cores = busy_cores_sum_ / n};
+  AutotuneSample mean;
   for (double sum : pressure_sum_) mean.pressure.push_back(sum / n);
   return mean;
 }
@@ -163,9 +161,6 @@ size_t Autotuner::BestCandidate(const AutotuneSample& sample) const {
   for (size_t i = 0; i < settings_.size(); ++i) {
     if (rejected_[i] || i >= sample.pressure.size()) continue;
     if (RaisedValue(i) <= settings_[i].value) continue;
-    if (settings_[i].is_parallelism && sample.busy_cores >= options_.cores) {
-      continue;
-    }
     if (sample.pressure[i] >= best_pressure) {
       best = i;
       best_pressure = sample.pressure[i];
@@ -183,9 +178,6 @@ std::vector<size_t> Autotuner::UnderPressure(
   std::vector<size_t> indices;
   for (size_t i = 0; i < settings_.size() && i < sample.pressure.size(); ++i) {
     if (sample.pressure[i] < 1 || RaisedValue(i) <= settings_[i].value) {
-      continue;
-    }
-    if (settings_[i].is_parallelism && sample.busy_cores >= options_.cores) {
       continue;
     }
     indices.push_back(i);

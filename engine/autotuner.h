@@ -2,7 +2,7 @@
 // pipeline that measures and applies them (engine/pipeline_autotune.cc), so
 // that they can be tested on synthetic loads.
 //
-//   Autotuner tuner(settings, {.cores = 2});
+//   Autotuner tuner(settings, {});
 //   every tick (a fixed period; the pipeline uses kAutotuneTick):
 //     for (const Autotuner::Change& change : tuner.Tick(sample)) apply it;
 //
@@ -12,8 +12,8 @@
 //   per second, which in steady state is proportional to the output's rate
 //   whatever the batch size (a batch every few seconds would measure
 //   nothing in a quarter second; the items that make it up do). The
-//   pressures and busy cores it then decides on are the means of the
-//   measured ticks' (one tick's flap around 1 would decide by chance).
+//   pressures it then decides on are the means of the measured ticks'
+//   (one tick's flap around 1 would decide by chance).
 // - It then raises every setting under pressure together, as one trial
 //   (from a bad config this gets most of the way at once; settings that
 //   hold each other back, e.g. a stage's workers and the one-item channels
@@ -21,14 +21,14 @@
 // - Then, one trial at a time, it raises the setting with the highest
 //   pressure (the pipeline's measure of "more would help": a stage whose
 //   active workers are busy, a channel whose senders and receivers both
-//   keep suspending), among those below their max, not rejected, fitting
-//   the memory headroom, and for parallelism while the stages' busy cores
-//   are below `cores`:
-//   parallelism by one; or, when that setting is a capacity, every capacity
-//   under pressure four times, and at least to 16 items (64 or 256 when
-//   that many fit in 4 MiB), at once (small channels in a row each hold
-//   the others back: one alone may gain nothing). Such a group is one
-//   trial.
+//   keep suspending), among those below their max, not rejected and
+//   fitting the memory headroom: parallelism by one, even with every
+//   core busy (a worker is a coroutine, not a thread: another one may
+//   still overlap the hand-offs, and the trial tells); or, when that setting is
+//   a capacity, every capacity under pressure four times, and at least to 16
+//   items (64 or 256 when that many fit in 4 MiB), at once (small channels in a
+//   row each hold the others back: one alone may gain nothing). Such a group is
+//   one trial.
 // - After the same warm-up and measurement, it keeps the raise when the
 //   rate grew by at least `min_gain` and by more than the noise (twice the
 //   standard error of the difference of the two means, from the spread of
@@ -93,14 +93,11 @@ struct AutotuneSample {
   uint64_t progress = 0;
   // Per setting, in the tuner's order: at least 1 when a raise may help.
   std::vector<double> pressure;
-  // Busy coroutine-seconds of every stage over `seconds`.
-  double busy_cores = 0;
 };
 
 class Autotuner {
  public:
   struct Options {
-    double cores = 1;  // the pipeline's worker threads
     int warmup_ticks = 1;
     int measure_ticks = 3;
     // The least rate growth that keeps a raise (0.05: 5 %); more when the
@@ -137,8 +134,7 @@ class Autotuner {
   bool HasCandidate(const AutotuneSample& sample) const;
   // Starts the next trial, or settles; returns the change it makes.
   std::vector<Change> StartTrial(const AutotuneSample& sample);
-  // The settings under pressure that may be raised, rejected or not (for
-  // parallelism, while the cores are not full).
+  // The settings under pressure that may be raised, rejected or not.
   std::vector<size_t> UnderPressure(const AutotuneSample& sample) const;
   // Raises `indices` (as far as the memory allows) as one trial.
   std::vector<Change> Raise(const std::vector<size_t>& indices);
@@ -161,17 +157,16 @@ class Autotuner {
   void StartRound(int round);
   // Starts the current measurement again.
   void RestartMeasurement();
-  // Adds a measured tick's pressures and busy cores to the measurement's.
+  // Adds a measured tick's pressures to the measurement's.
   void AddToMean(const AutotuneSample& sample);
-  // The measured ticks' mean pressures and busy cores.
+  // The measured ticks' mean pressures.
   AutotuneSample MeanSample() const;
 
   // The current measurement: ticks seen, the rates measured, and the sums
-  // of their pressures and busy cores.
+  // of their pressures.
   int ticks_ = 0;
   std::vector<double> rates_;
   std::vector<double> pressure_sum_;
-  double busy_cores_sum_ = 0;
   Measurement baseline_;
   // The trial under way: the settings raised and the values to go back to.
   std::vector<std::pair<size_t, uint64_t>> trial_;

@@ -93,7 +93,7 @@ void Pipeline::SetUpAutotune() {
       tuned_.push_back({.stage = stage.get(), .channel = output});
     }
   }
-  Autotuner::Options options{.cores = static_cast<double>(Threads())};
+  Autotuner::Options options;
   if (options_.memory_budget_bytes() > 0) {
     const uint64_t used = model.Bytes();
     options.headroom_bytes = options_.memory_budget_bytes() > used
@@ -125,13 +125,7 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
     }
     return totals;
   };
-  auto all_busy = [this] {
-    double busy = 0;
-    for (const auto& stage : stages_) busy += stage->TotalBusySeconds();
-    return busy;
-  };
   std::vector<Totals> before = read();
-  double busy_before = all_busy();
   auto progress = [this] {
     uint64_t items = 0;
     for (const auto& stage : stages_) {
@@ -146,13 +140,11 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
   while (co_await abort_.SleepFor(kAutotuneTick)) {
     const auto now = std::chrono::steady_clock::now();
     const std::vector<Totals> after = read();
-    const double busy_after = all_busy();
     const uint64_t progress_after = progress();
     AutotuneSample sample{
         .seconds = std::chrono::duration<double>(now - at).count(),
         .progress = progress_after - progress_before};
     const double seconds = std::max(sample.seconds, 1e-6);
-    sample.busy_cores = (busy_after - busy_before) / seconds;
     for (size_t i = 0; i < tuned_.size(); ++i) {
       const TunedSetting& setting = autotuner_->settings()[i];
       if (tuned_[i].gate != nullptr) {
@@ -181,7 +173,6 @@ asio::awaitable<void> Pipeline::AutotuneLoop() {
       autotune_metrics_ = autotuner_->Metrics();
     }
     before = after;
-    busy_before = busy_after;
     progress_before = progress_after;
     at = now;
   }

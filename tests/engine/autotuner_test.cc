@@ -66,7 +66,6 @@ class SyntheticPipeline {
     sample.pressure = {
         workers < best_workers_ ? 1.3 * factor(random_) : 0.9 * factor(random_),
         capacity < best_capacity_ ? 4.0 : 0.2};
-    sample.busy_cores = std::min<double>(workers, best_workers_);
     return sample;
   }
 
@@ -119,7 +118,7 @@ Outcome RunTuner(Autotuner& tuner, SyntheticPipeline& pipeline, int ticks) {
 TEST(AutotunerTest, ClimbsFromABadConfigToTheBestAndSettles) {
   SyntheticPipeline pipeline(/*best_workers=*/3, /*best_capacity=*/64,
                              /*noise=*/0, /*seed=*/1);
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 4});
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {});
   const Outcome outcome = RunTuner(tuner, pipeline, 200);
   EXPECT_TRUE(outcome.settled);
   EXPECT_EQ(tuner.settings()[0].value, 3u);
@@ -143,7 +142,7 @@ TEST(AutotunerTest, NeverGoesBelowTheConfiguredSettings) {
   SyntheticPipeline pipeline(/*best_workers=*/2, /*best_capacity=*/16,
                              /*noise=*/0.2, /*seed=*/7);
   // Configured above what helps: nothing to gain, nothing lowered.
-  Autotuner tuner(SyntheticPipeline::Settings(4, 256), {.cores = 4});
+  Autotuner tuner(SyntheticPipeline::Settings(4, 256), {});
   const Outcome outcome = RunTuner(tuner, pipeline, 200);
   EXPECT_TRUE(outcome.settled);
   EXPECT_EQ(outcome.lowest_workers, 4u);
@@ -159,7 +158,7 @@ TEST(AutotunerTest, UnderACoRunnerSettlesWithinABandWithoutOscillating) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     SyntheticPipeline pipeline(/*best_workers=*/3, /*best_capacity=*/64,
                                /*noise=*/0.15, seed);
-    Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 4});
+    Autotuner tuner(SyntheticPipeline::Settings(1, 1), {});
     const Outcome outcome = RunTuner(tuner, pipeline, 2000);
     ASSERT_TRUE(outcome.settled) << "seed " << seed;
     EXPECT_LE(outcome.settled_at, kSettleTicks) << "seed " << seed;
@@ -180,8 +179,7 @@ TEST(AutotunerTest, StaysWithinTheMemoryHeadroom) {
   SyntheticPipeline pipeline(/*best_workers=*/6, /*best_capacity=*/64,
                              /*noise=*/0, /*seed=*/1);
   // Room for two more workers (1000 bytes each) and nothing else.
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1),
-                  {.cores = 8, .headroom_bytes = 2000});
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.headroom_bytes = 2000});
   RunTuner(tuner, pipeline, 300);
   EXPECT_TRUE(tuner.settled());
   const uint64_t added = (tuner.settings()[0].value - 1) * 1000 +
@@ -190,20 +188,28 @@ TEST(AutotunerTest, StaysWithinTheMemoryHeadroom) {
   EXPECT_GE(tuner.settings()[0].value, 2u);
 }
 
-TEST(AutotunerTest, AddsNoWorkersWhileTheCoresAreFull) {
-  SyntheticPipeline pipeline(/*best_workers=*/3, /*best_capacity=*/1,
-                             /*noise=*/0, /*seed=*/1);
-  // Two cores: the synthetic stage's busy cores reach them at two workers.
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 2});
-  RunTuner(tuner, pipeline, 200);
-  EXPECT_TRUE(tuner.settled());
+// A stage whose workers stay busy past two of them (two cores, both full):
+// it keeps looking short of workers, so a third one is tried, gains
+// nothing and is put back, in both rounds; then it is settled at two.
+TEST(AutotunerTest, KeepsNoWorkerThatGainsNothing) {
+  std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
+  settings.pop_back();  // the stage's parallelism alone
+  Autotuner tuner(settings, {});
+  for (int tick = 0; tick < 200 && !tuner.settled(); ++tick) {
+    const uint64_t workers = tuner.settings()[0].value;
+    tuner.Tick({.seconds = 0.25,
+                .progress = 250 * std::min<uint64_t>(workers, 2),
+                .pressure = {2}});
+  }
+  ASSERT_TRUE(tuner.settled());
   EXPECT_EQ(tuner.settings()[0].value, 2u);
+  EXPECT_EQ(tuner.Metrics().adjustments(), 1u);
+  EXPECT_EQ(tuner.Metrics().trials(), 3u);
 }
 
 TEST(AutotunerTest, TicksInWhichNothingMovesAreNotMeasured) {
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 4});
-  const AutotuneSample idle{
-      .seconds = 0.25, .progress = 0, .pressure = {5, 5}, .busy_cores = 1};
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {});
+  const AutotuneSample idle{.seconds = 0.25, .progress = 0, .pressure = {5, 5}};
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(tuner.Tick(idle).empty());
   EXPECT_FALSE(tuner.settled());
   EXPECT_EQ(tuner.Metrics().trials(), 0u);
@@ -213,7 +219,7 @@ TEST(AutotunerTest, TicksInWhichNothingMovesAreNotMeasured) {
 // it can feed: a worker or a capacity raised alone gains nothing, both
 // together do. The tuner's joint trials raise them together and climb.
 TEST(AutotunerTest, RaisesTogetherWhatGainsNothingAlone) {
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 8});
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {});
   auto measure = [](const std::vector<TunedSetting>& settings) {
     const uint64_t workers = settings[0].value;
     const uint64_t capacity = settings[1].value;
@@ -221,7 +227,6 @@ TEST(AutotunerTest, RaisesTogetherWhatGainsNothingAlone) {
     sample.seconds = 0.25;
     sample.progress = 250 * std::min<uint64_t>({workers, capacity, 4});
     sample.pressure = {workers < 4 ? 1.5 : 0.5, capacity < 4 ? 1.5 : 0.5};
-    sample.busy_cores = 0.5 * static_cast<double>(workers);
     return sample;
   };
   for (int tick = 0; tick < 400 && !tuner.settled(); ++tick) {
@@ -241,9 +246,9 @@ TEST(AutotunerTest, DoesNotRepeatARejectedJointTrialAlone) {
   std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
   settings[0] = settings[1];
   settings[0].stage = "read";
-  Autotuner tuner(settings, {.cores = 2});
+  Autotuner tuner(settings, {});
   const AutotuneSample flat{
-      .seconds = 0.25, .progress = 250, .pressure = {3, 3}, .busy_cores = 1};
+      .seconds = 0.25, .progress = 250, .pressure = {3, 3}};
   for (int tick = 0; tick < 100 && !tuner.settled(); ++tick) tuner.Tick(flat);
   ASSERT_TRUE(tuner.settled());
   EXPECT_EQ(tuner.Metrics().trials(), 2u);
@@ -257,7 +262,7 @@ TEST(AutotunerTest, DoesNotRepeatARejectedJointTrialAlone) {
 TEST(AutotunerTest, FirstRaisesEverythingUnderPressureTogether) {
   SyntheticPipeline pipeline(/*best_workers=*/3, /*best_capacity=*/64,
                              /*noise=*/0, /*seed=*/1);
-  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {.cores = 4});
+  Autotuner tuner(SyntheticPipeline::Settings(1, 1), {});
   std::vector<Autotuner::Change> first;
   for (int tick = 0; tick < 20 && first.empty(); ++tick) {
     first = tuner.Tick(pipeline.Measure(tuner.settings()));
@@ -274,9 +279,9 @@ uint64_t FirstRaisedCapacity(uint64_t bytes_each) {
   std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
   settings.erase(settings.begin());  // the channel alone
   settings[0].bytes_each = bytes_each;
-  Autotuner tuner(settings, {.cores = 4});
+  Autotuner tuner(settings, {});
   const AutotuneSample sample{
-      .seconds = 0.25, .progress = 250, .pressure = {3}, .busy_cores = 1};
+      .seconds = 0.25, .progress = 250, .pressure = {3}};
   std::vector<Autotuner::Change> first;
   for (int tick = 0; tick < 20 && first.empty(); ++tick) {
     first = tuner.Tick(sample);
@@ -303,15 +308,14 @@ TEST(AutotunerTest, AChannelIsFirstRaisedToWhatFitsIn4MiB) {
 TEST(AutotunerTest, ASecondRoundFromAFreshBaselineKeepsWhatALuckyOneHid) {
   std::vector<TunedSetting> settings = SyntheticPipeline::Settings(1, 1);
   settings.pop_back();  // the stage's parallelism alone
-  Autotuner tuner(settings, {.cores = 4});
+  Autotuner tuner(settings, {});
   int tick = 0;
   for (; tick < 100 && !tuner.settled(); ++tick) {
     const uint64_t workers = tuner.settings()[0].value;
     const double rate = tick < 4 ? 2000 : (workers >= 2 ? 1200 : 1000);
     tuner.Tick({.seconds = 0.25,
                 .progress = static_cast<uint64_t>(rate * 0.25),
-                .pressure = {workers < 2 ? 1.5 : 0.5},
-                .busy_cores = 1});
+                .pressure = {workers < 2 ? 1.5 : 0.5}});
   }
   ASSERT_TRUE(tuner.settled());
   EXPECT_EQ(tuner.settings()[0].value, 2u);
@@ -320,7 +324,7 @@ TEST(AutotunerTest, ASecondRoundFromAFreshBaselineKeepsWhatALuckyOneHid) {
 }
 
 TEST(AutotunerTest, NothingToTuneIsSettledAtOnce) {
-  Autotuner tuner({}, {.cores = 2});
+  Autotuner tuner({}, {});
   EXPECT_TRUE(tuner.settled());
   EXPECT_TRUE(tuner.Tick({.seconds = 1, .progress = 10}).empty());
 }
