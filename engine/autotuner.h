@@ -22,13 +22,13 @@
 //   pressure (the pipeline's measure of "more would help": a stage whose
 //   active workers are busy, a channel whose senders and receivers both
 //   keep suspending), among those below their max, not rejected and
-//   fitting the memory headroom: parallelism by one, even with every
-//   core busy (a worker is a coroutine, not a thread: another one may
-//   still overlap the hand-offs, and the trial tells); or, when that setting is
-//   a capacity, every capacity under pressure four times, and at least to 16
-//   items (64 or 256 when that many fit in 4 MiB), at once (small channels in a
-//   row each hold the others back: one alone may gain nothing). Such a group is
-//   one trial.
+//   fitting the memory headroom: parallelism by one, even with every core
+//   busy (a worker is a coroutine, not a thread: another one may still
+//   overlap the hand-offs, and the trial tells); or, when that setting is
+//   a capacity, every capacity under pressure four times, and at least to
+//   16 items (64 or 256 when that many fit in 4 MiB), at once (small
+//   channels in a row each hold the others back: one alone may gain
+//   nothing). Such a group is one trial.
 // - After the same warm-up and measurement, it keeps the raise when the
 //   rate grew by at least `min_gain` and by more than the noise (twice the
 //   standard error of the difference of the two means, from the spread of
