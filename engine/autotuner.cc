@@ -135,9 +135,9 @@ Autotuner::Measurement Autotuner::Measure(const std::vector<double>& rates) {
 uint64_t Autotuner::RaisedValue(size_t index) const {
   const TunedSetting& setting = settings_[index];
   // A capacity grows fourfold, and straight to the least raised capacity
-  // from below: channels of one or a few items hand over at every item, and
-  // a small step gains too little to show above the noise (nor, past 16
-  // items, does the channel flap enough to count as pressure again).
+  // (kLeastRaisedCapacity, above) from below: channels of one or a few
+  // items hand over at every item, and a small step gains too little to
+  // show above the noise.
   uint64_t least = kLeastRaisedCapacity;
   while (least < kMostLeastRaisedCapacity && setting.bytes_each > 0 &&
          setting.bytes_each * least * 4 <= kSmallChannelBytes) {
